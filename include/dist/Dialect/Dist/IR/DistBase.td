@@ -1,0 +1,76 @@
+//===- DistBase.td - dist dialect, enums and interfaces ----*- tablegen -*-===//
+//
+// The dist dialect: auto-parallel distributed-training programs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_DIALECT_DIST_IR_DISTBASE_TD
+#define DIST_DIALECT_DIST_IR_DISTBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::mlir::dist";
+  let summary = "Auto-parallel distributed-training programs";
+  let description = [{
+    The `dist` dialect describes SPMD training programs that are annotated for
+    a process mesh, and the collectives and sharded compute ops that the
+    auto-parallel rewrites produce.
+
+    * A `func.func` is run by every process of a mesh; tensor types hold the
+      *local* (per-process) shape.
+    * A process mesh is a `#dist.mesh` attribute.
+    * The distribution of a tensor (which mesh axis splits each dimension, and
+      on which axes the value is a partial result) is the *encoding* of its
+      ranked tensor type: `tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1]>>`.
+      A tensor without an encoding is replicated or unannotated.
+    * Collectives name the mesh and the mesh axes they communicate over; the
+      process group is the set of processes whose coordinates differ only
+      along those axes.
+    * Rank-dependent values come from `dist.process_coord`, which
+      `--dist-specialize-rank` folds to constants for one process.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Dist_ReductionKind : I32EnumAttr<"ReductionKind",
+    "reduction applied by a collective or pending on a partial tensor", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">,
+      I32EnumAttrCase<"Prod", 3, "prod">,
+      I32EnumAttrCase<"Avg", 4, "avg">
+    ]> {
+  let cppNamespace = "::mlir::dist";
+}
+
+def Dist_StreamKind : I32EnumAttr<"StreamKind",
+    "execution stream a collective is issued on", [
+      I32EnumAttrCase<"Compute", 0, "compute">,
+      I32EnumAttrCase<"ModelParallel", 1, "mp">,
+      I32EnumAttrCase<"DataParallel", 2, "dp">,
+      I32EnumAttrCase<"Sharding", 3, "sharding">
+    ]> {
+  let cppNamespace = "::mlir::dist";
+}
+
+class Dist_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Dist_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+#endif // DIST_DIALECT_DIST_IR_DISTBASE_TD

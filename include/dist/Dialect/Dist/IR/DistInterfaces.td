@@ -1,0 +1,33 @@
+//===- DistInterfaces.td - dist op interfaces --------------*- tablegen -*-===//
+
+#ifndef DIST_DIALECT_DIST_IR_DISTINTERFACES_TD
+#define DIST_DIALECT_DIST_IR_DISTINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Interfaces
+//===----------------------------------------------------------------------===//
+
+def Dist_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::dist";
+  let description = [{
+    An op that communicates within the process groups of a mesh: the groups
+    are the sets of processes whose mesh coordinates differ only along
+    `getAxes()`. Passes that schedule or lower communication (stream
+    assignment, the MPI lowering) work on this interface rather than on each
+    collective.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh the collective runs on.",
+      "::mlir::dist::MeshAttr", "getMesh">,
+    InterfaceMethod<"The mesh axes the collective communicates over.",
+      "::llvm::ArrayRef<int64_t>", "getAxes">,
+    InterfaceMethod<"The tensor being communicated.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<"The communicated result.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getResult">,
+  ];
+}
+
+#endif // DIST_DIALECT_DIST_IR_DISTINTERFACES_TD

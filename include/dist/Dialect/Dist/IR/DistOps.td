@@ -1,0 +1,414 @@
+//===- DistOps.td - dist operations ------------------------*- tablegen -*-===//
+
+#ifndef DIST_DIALECT_DIST_IR_DISTOPS_TD
+#define DIST_DIALECT_DIST_IR_DISTOPS_TD
+
+include "dist/Dialect/Dist/IR/DistBase.td"
+include "dist/Dialect/Dist/IR/DistAttrs.td"
+include "dist/Dialect/Dist/IR/DistInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Collectives carry no side-effect trait on purpose: every process of a group
+// must issue them in the same order, so canonicalize/CSE may neither delete an
+// unused one nor merge two identical ones.
+class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Dist_CollectiveOpInterface>])> {
+  code commonArgsFormat = [{
+    $input `on` custom<MeshRef>($mesh) `axes` `=` $axes
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
+  let summary = "Reduce a partial tensor across the processes of a mesh group";
+  let description = [{
+    Every process of each group (processes whose coordinates differ only along
+    `axes`) receives the reduction (`reduce`) of the group's inputs.
+
+    When the operand carries a `#dist.tensor` encoding it must be partial with
+    the same reduction kind on every axis in `axes`; the result has the same
+    distribution with those axes no longer partial. `stream` optionally names
+    the stream the collective is issued on (absent means the compute stream).
+
+    Example: the row-parallel matmul result reduced over the model-parallel
+    axis of a `[2, 4]` mesh.
+
+    ```mlir
+    %r = dist.allreduce %p on #mesh axes = [1] reduce = sum
+        : tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>
+        -> tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    Dist_ReductionKind:$kind,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    `reduce` `=` $kind (`stream` `=` $stream^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast"> {
+  let summary = "Broadcast a tensor from a group-local root";
+  let description = [{
+    Every process of each group receives the input of the process at position
+    `root` of its group (`root` is a group-local index, not a rank). The
+    distribution is unchanged; the input may not be split or partial along
+    `axes`.
+
+    Example: parameter initialisation sync along the data-parallel axis.
+
+    ```mlir
+    %w1 = dist.broadcast %w on #mesh axes = [0] root = 0
+        : tensor<8000x1024xf32, #dist.tensor<#mesh, [1, -1]>>
+        -> tensor<8000x1024xf32, #dist.tensor<#mesh, [1, -1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$root,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    `root` `=` $root (`stream` `=` $stream^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_CIdentityOp : Dist_CollectiveOp<"c_identity"> {
+  let summary = "Identity whose gradient is an allreduce over a mesh group";
+  let description = [{
+    Megatron's "copy to tensor-parallel region": the value passes through
+    unchanged, and the op marks where the backward pass needs an allreduce
+    over `axes`. The distribution is unchanged.
+
+    ```mlir
+    %g = dist.c_identity %dout on #mesh axes = [1]
+        : tensor<4x8x1024xf32> -> tensor<4x8x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    (`stream` `=` $stream^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Rank-dependent values
+//===----------------------------------------------------------------------===//
+
+def Dist_ProcessCoordOp : Dist_Op<"process_coord", [Pure]> {
+  let summary = "This process's coordinate along a mesh axis";
+  let description = [{
+    Returns the coordinate of the executing process along mesh axis `axis`:
+    the row-major unravel of the process's position in the mesh's process-id
+    list. Folds to `0` when the axis has size 1; `--dist-specialize-rank`
+    folds it for one process.
+
+    ```mlir
+    %c = dist.process_coord #mesh axis = 1
+    ```
+  }];
+  let arguments = (ins
+    Dist_MeshAttr:$mesh,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$axis
+  );
+  let results = (outs Index:$result);
+  let assemblyFormat = "custom<MeshRef>($mesh) `axis` `=` $axis attr-dict";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Dist_SeedOp : Dist_Op<"seed"> {
+  let summary = "A random seed shared by a dropout and its recomputation";
+  let description = [{
+    Produces the seed consumed by `dist.dropout`. A `value` of 0 means "draw a
+    seed at run time"; the op is therefore not pure, so CSE never merges two
+    seeds.
+
+    ```mlir
+    %s = dist.seed 42 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
+    ```
+  }];
+  let arguments = (ins I32Attr:$value);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Sharded compute
+//===----------------------------------------------------------------------===//
+
+def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure]> {
+  let summary = "Embedding lookup into one shard of a row-split table";
+  let description = [{
+    Looks up `ids` in the local rows `[start_index, start_index + rows)` of a
+    row-split (vocab-parallel) embedding table; ids outside that range give
+    zero rows. The result is partial (sum) over the axis that splits the
+    rows: an allreduce completes it. `start_index` is rank-dependent and so an
+    SSA value, normally computed from `dist.process_coord`.
+
+    ```mlir
+    %e = dist.c_embedding %ids, %w start = %start
+        : tensor<4x16xi64>, tensor<8000x1024xf32> -> tensor<4x16x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyInteger]>:$ids,
+    AnyRankedTensor:$weight,
+    Index:$start_index
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $weight `start` `=` $start_index attr-dict
+    `:` type($ids) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure]> {
+  let summary = "Gradient of a sharded embedding lookup";
+  let description = [{
+    Accumulates the rows of `out_grad` into a zero tensor shaped like the
+    local weight shard, at row `id - start_index` for every id that falls in
+    the shard; other ids contribute nothing.
+
+    ```mlir
+    %dw = dist.c_embedding_grad %ids, %w, %dout start = %start
+        : tensor<4x16xi64>, tensor<8000x1024xf32>, tensor<4x16x1024xf32>
+        -> tensor<8000x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyInteger]>:$ids,
+    AnyRankedTensor:$weight,
+    AnyRankedTensor:$out_grad,
+    Index:$start_index
+  );
+  let results = (outs AnyRankedTensor:$weight_grad);
+  let assemblyFormat = [{
+    $ids `,` $weight `,` $out_grad `start` `=` $start_index attr-dict
+    `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Logical ops that the passes rewrite
+//===----------------------------------------------------------------------===//
+
+def Dist_MatmulOp : Dist_Op<"matmul", [Pure]> {
+  let summary = "Batched matrix product with optional transposes";
+  let description = [{
+    Paddle's `matmul_v2`: `result = op(x) * op(y)` over the last two
+    dimensions, where `op` transposes them when `transpose_x`/`transpose_y`
+    is set. Both operands have rank >= 2; leading (batch) dimensions broadcast
+    (equal, or 1, or missing), so a 2-D `y` is applied to every batch of `x`.
+
+    ```mlir
+    %dx = dist.matmul %dout, %y transpose_y
+        : tensor<4x8x64xf32>, tensor<1024x64xf32> -> tensor<4x8x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$y,
+    UnitAttr:$transpose_x,
+    UnitAttr:$transpose_y
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $y (`transpose_x` $transpose_x^)? (`transpose_y` $transpose_y^)?
+    attr-dict `:` type($x) `,` type($y) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure]> {
+  let summary = "Gradients of dist.matmul with respect to both operands";
+  let description = [{
+    Paddle's `matmul_v2_grad`: given the forward operands and `out_grad`
+    (shaped like the forward result), computes `x_grad` and `y_grad`, shaped
+    like `x` and `y`. For `transpose_x = transpose_y = false` this is
+    `x_grad = out_grad * y^T` and `y_grad = x^T * out_grad` (summed over
+    broadcast batch dimensions).
+
+    ```mlir
+    %dx, %dy = dist.matmul_grad %x, %y, %dout
+        : tensor<4x8x1024xf32>, tensor<1024x64xf32>, tensor<4x8x64xf32>
+        -> tensor<4x8x1024xf32>, tensor<1024x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$x,
+    AnyRankedTensor:$y,
+    AnyRankedTensor:$out_grad,
+    UnitAttr:$transpose_x,
+    UnitAttr:$transpose_y
+  );
+  let results = (outs AnyRankedTensor:$x_grad, AnyRankedTensor:$y_grad);
+  let assemblyFormat = [{
+    $x `,` $y `,` $out_grad (`transpose_x` $transpose_x^)?
+    (`transpose_y` $transpose_y^)? attr-dict
+    `:` type($x) `,` type($y) `,` type($out_grad)
+    `->` type($x_grad) `,` type($y_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure]> {
+  let summary = "Embedding lookup (logical, before vocab-parallel lowering)";
+  let description = [{
+    `result[i..., :] = weight[ids[i...], :]`. When the weight's rows are
+    split over a mesh axis, `--dist-parallel-embedding` lowers it to
+    `dist.c_embedding` and an allreduce.
+
+    ```mlir
+    %e = dist.embedding %ids, %w
+        : tensor<4x16xi64>, tensor<8000x1024xf32, #dist.tensor<#mesh, [1, -1]>>
+        -> tensor<4x16x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyInteger]>:$ids,
+    AnyRankedTensor:$weight
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $weight attr-dict `:` type($ids) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure]> {
+  let summary = "Gradient of dist.embedding with respect to the table";
+  let description = [{
+    Scatter-adds the rows of `out_grad` into a zero tensor shaped like
+    `weight`, at the rows named by `ids`.
+
+    ```mlir
+    %dw = dist.embedding_grad %ids, %w, %dout
+        : tensor<4x16xi64>, tensor<8000x1024xf32>, tensor<4x16x1024xf32>
+        -> tensor<8000x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyInteger]>:$ids,
+    AnyRankedTensor:$weight,
+    AnyRankedTensor:$out_grad
+  );
+  let results = (outs AnyRankedTensor:$weight_grad);
+  let assemblyFormat = [{
+    $ids `,` $weight `,` $out_grad attr-dict
+    `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+// Dropout draws random numbers (from its seed operand, or from a run-time
+// seed), so it carries no Pure trait: CSE must not merge two dropouts.
+def Dist_DropoutOp : Dist_Op<"dropout",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Randomly zero elements with probability `prob`";
+  let description = [{
+    Paddle's `dropout` (upscale-in-train): each element is zeroed with
+    probability `prob` and the others are scaled by `1 / (1 - prob)`; with
+    `is_test` it is the identity.
+
+    The random mask comes from the `seed` operand when present (a
+    `tensor<1xi32>`, normally from `dist.seed`), else from `fix_seed` when
+    set, else from a run-time random seed. A seed operand and `fix_seed`
+    together are rejected: which one wins would be ambiguous.
+
+    ```mlir
+    %s = dist.seed 7 : tensor<1xi32>
+    %y = dist.dropout %x seed(%s : tensor<1xi32>) prob = 1.000000e-01
+        : tensor<4x16x1024xf32> -> tensor<4x16x1024xf32>
+    %z = dist.dropout %x prob = 1.000000e-01 {fix_seed = 7 : i32}
+        : tensor<4x16x1024xf32> -> tensor<4x16x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Optional<RankedTensorOf<[I32]>>:$seed,
+    F32Attr:$prob,
+    OptionalAttr<I32Attr>:$fix_seed,
+    UnitAttr:$is_test
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input (`seed` `(` $seed^ `:` type($seed) `)`)? `prob` `=` $prob attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "Multiply every element by a constant";
+  let description = [{
+    Paddle's `scale` (with zero bias): used for example to average a gradient
+    after a data-parallel sum.
+
+    ```mlir
+    %avg = dist.scale %g by 5.000000e-01 : tensor<8000x1024xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$input,
+    F64Attr:$factor
+  );
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+}
+
+def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure]> {
+  let summary = "AMP: unscale gradients and detect infinities or NaNs";
+  let description = [{
+    Divides every gradient by the loss `scale` and sets `found_inf` when any
+    element of any gradient is infinite or NaN. Gradients must be f16, f32 or
+    f64 tensors; each output has its gradient's type. `scale` is a
+    one-element float tensor and `found_inf` a one-element `i1` tensor.
+
+    ```mlir
+    %g0u, %g1u, %inf = dist.check_finite_and_unscale %g0, %g1 scale %s
+        : (tensor<64xf16>, tensor<8x8xf32>, tensor<1xf32>)
+        -> (tensor<64xf16>, tensor<8x8xf32>, tensor<1xi1>)
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$grads,
+    RankedTensorOf<[AnyFloat]>:$scale
+  );
+  let results = (outs
+    Variadic<AnyRankedTensor>:$outputs,
+    RankedTensorOf<[I1]>:$found_inf
+  );
+  let assemblyFormat = [{
+    $grads `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DIST_DIALECT_DIST_IR_DISTOPS_TD

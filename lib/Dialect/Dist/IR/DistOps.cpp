@@ -1,0 +1,417 @@
+//===- DistOps.cpp - dist operations --------------------------------------===//
+
+#include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+#include "dist/Dialect/Dist/IR/DistInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// Parses a mesh written in full (`#dist.mesh<...>`) or as an alias (`#mesh`).
+static ParseResult parseMeshRef(OpAsmParser &parser, MeshAttr &mesh) {
+  return parser.parseAttribute(mesh);
+}
+
+/// Prints the mesh as a full attribute so that the alias printer can use
+/// `#mesh`; the default would print it stripped and inline.
+static void printMeshRef(OpAsmPrinter &printer, Operation *, MeshAttr mesh) {
+  printer.printAttribute(mesh);
+}
+
+//===----------------------------------------------------------------------===//
+// Shared verification
+//===----------------------------------------------------------------------===//
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << '?';
+    else
+      os << d;
+  });
+  os << ']';
+  return s;
+}
+
+/// Axes must be a non-empty list of distinct axes of `mesh`.
+static LogicalResult verifyMeshAxes(Operation *op, MeshAttr mesh,
+                                    ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return op->emitOpError("expects at least one mesh axis");
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= mesh.getRank())
+      return op->emitOpError("mesh axis ")
+             << axis << " is out of range for a mesh of rank "
+             << mesh.getRank();
+    if (!seen.insert(axis).second)
+      return op->emitOpError("mesh axis ") << axis << " appears more than once";
+  }
+  return success();
+}
+
+/// A tensor encoding, when present, must be on the op's mesh.
+static LogicalResult verifyOnMesh(Operation *op, TensorDistAttr dist,
+                                  MeshAttr mesh, StringRef what) {
+  if (dist && dist.getMesh() != mesh)
+    return op->emitOpError() << what << " is distributed on mesh "
+                             << dist.getMesh() << ", not on the op's mesh "
+                             << mesh;
+  return success();
+}
+
+/// Shape, element type and presence of a distribution encoding shared by
+/// the operand and result of every collective.
+static LogicalResult verifyCollectiveTypes(CollectiveOpInterface op) {
+  Operation *operation = op.getOperation();
+  RankedTensorType in = op.getInput().getType();
+  RankedTensorType out = op.getResult().getType();
+  if (in.getElementType() != out.getElementType())
+    return operation->emitOpError("result element type ")
+           << out.getElementType() << " differs from the operand's "
+           << in.getElementType();
+  if (failed(verifyCompatibleShape(in.getShape(), out.getShape())))
+    return operation->emitOpError("result shape ")
+           << shapeString(out.getShape()) << " differs from the operand's "
+           << shapeString(in.getShape());
+  TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
+  if (static_cast<bool>(inDist) != static_cast<bool>(outDist))
+    return operation->emitOpError(
+        "operand and result must both have a #dist.tensor encoding or neither");
+  if (failed(verifyMeshAxes(operation, op.getMesh(), op.getAxes())) ||
+      failed(verifyOnMesh(operation, inDist, op.getMesh(), "operand")) ||
+      failed(verifyOnMesh(operation, outDist, op.getMesh(), "result")))
+    return failure();
+  return success();
+}
+
+/// Collectives that only move data leave the distribution as it is.
+static LogicalResult verifyDistUnchanged(CollectiveOpInterface op) {
+  if (getTensorDist(op.getInput().getType()) !=
+      getTensorDist(op.getResult().getType()))
+    return op->emitOpError("must not change the distribution of its operand");
+  return success();
+}
+
+static LogicalResult verifyOneElement(Operation *op, RankedTensorType type,
+                                      StringRef what) {
+  if (!type.hasStaticShape() || type.getNumElements() != 1)
+    return op->emitOpError() << what << " must have exactly one element, got "
+                             << type;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyCollectiveTypes(*this)))
+    return failure();
+  TensorDistAttr inDist = getTensorDist(getInput().getType());
+  if (!inDist)
+    return success();
+  for (int64_t axis : getAxes()) {
+    std::optional<ReductionKind> pending = inDist.getPartialKind(axis);
+    if (!pending)
+      return emitOpError("operand must be partial on mesh axis ")
+             << axis << " that it reduces over, but its encoding is "
+             << inDist;
+    if (*pending != getKind())
+      return emitOpError("operand is partial (")
+             << stringifyReductionKind(*pending) << ") on mesh axis " << axis
+             << " but the allreduce reduces with "
+             << stringifyReductionKind(getKind());
+  }
+  TensorDistAttr expected = inDist.dropPartial(getAxes());
+  if (getTensorDist(getResult().getType()) != expected)
+    return emitOpError("result distribution must be the operand's with the "
+                       "reduced axes no longer partial: expected ")
+           << expected;
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifyCollectiveTypes(*this)) ||
+      failed(verifyDistUnchanged(*this)))
+    return failure();
+  int64_t size = mesh::groupSize(getMesh(), getAxes());
+  if (getRoot() >= size)
+    return emitOpError("root ") << getRoot() << " is out of range for a group of "
+                                << size << " processes";
+  if (TensorDistAttr dist = getTensorDist(getInput().getType())) {
+    for (int64_t axis : getAxes()) {
+      if (dist.getDimOfMeshAxis(axis))
+        return emitOpError("cannot broadcast along mesh axis ")
+               << axis << ": the operand is split over it";
+      if (dist.getPartialKind(axis))
+        return emitOpError("cannot broadcast along mesh axis ")
+               << axis << ": the operand is partial on it";
+    }
+  }
+  return success();
+}
+
+LogicalResult CIdentityOp::verify() {
+  if (failed(verifyCollectiveTypes(*this)))
+    return failure();
+  return verifyDistUnchanged(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// ProcessCoordOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProcessCoordOp::verify() {
+  if (static_cast<int64_t>(getAxis()) >= getMesh().getRank())
+    return emitOpError("mesh axis ")
+           << getAxis() << " is out of range for a mesh of rank "
+           << getMesh().getRank();
+  return success();
+}
+
+OpFoldResult ProcessCoordOp::fold(FoldAdaptor) {
+  if (static_cast<int64_t>(getAxis()) < getMesh().getRank() &&
+      getMesh().getAxisSize(getAxis()) == 1)
+    return IntegerAttr::get(IndexType::get(getContext()), 0);
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SeedOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SeedOp::verify() {
+  RankedTensorType type = getResult().getType();
+  if (type.getShape() != ArrayRef<int64_t>{1})
+    return emitOpError("result must be a one-element rank-1 tensor, got ")
+           << type;
+  if (TensorDistAttr dist = getTensorDist(type))
+    if (dist.getMeshAxis(0) != -1 || dist.isPartial())
+      return emitOpError("seed must be replicated (dims_mapping [-1], not "
+                         "partial), got ")
+             << dist;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+/// The weight is a rank-2 table; `rows` (the lookup result or its gradient)
+/// has shape `ids.shape + [weight.cols]` and the weight's element type.
+static LogicalResult verifyEmbeddingRows(Operation *op, Type idsType,
+                                         Type weightType, Type rowsType,
+                                         StringRef rowsName) {
+  auto ids = cast<RankedTensorType>(idsType);
+  auto weight = cast<RankedTensorType>(weightType);
+  auto rows = cast<RankedTensorType>(rowsType);
+  if (weight.getRank() != 2)
+    return op->emitOpError("weight must have rank 2, got rank ")
+           << weight.getRank();
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(weight.getDimSize(1));
+  if (failed(verifyCompatibleShape(rows.getShape(), expected)))
+    return op->emitOpError() << rowsName << " shape "
+                             << shapeString(rows.getShape())
+                             << " must be the ids shape followed by the "
+                                "weight's column count: "
+                             << shapeString(expected);
+  if (rows.getElementType() != weight.getElementType())
+    return op->emitOpError() << rowsName << " element type "
+                             << rows.getElementType()
+                             << " differs from the weight's "
+                             << weight.getElementType();
+  return success();
+}
+
+static LogicalResult verifyWeightGrad(Operation *op, Type weightType,
+                                      Type gradType) {
+  auto weight = cast<RankedTensorType>(weightType);
+  auto grad = cast<RankedTensorType>(gradType);
+  if (failed(verifyCompatibleShape(weight.getShape(), grad.getShape())) ||
+      weight.getElementType() != grad.getElementType())
+    return op->emitOpError("weight gradient type ")
+           << grad << " must have the weight's shape and element type";
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyEmbeddingRows(*this, getIds().getType(), getWeight().getType(),
+                             getResult().getType(), "result");
+}
+
+LogicalResult CEmbeddingOp::verify() {
+  return verifyEmbeddingRows(*this, getIds().getType(), getWeight().getType(),
+                             getResult().getType(), "result");
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
+                                 getWeight().getType(),
+                                 getOutGrad().getType(), "out_grad")))
+    return failure();
+  return verifyWeightGrad(*this, getWeight().getType(),
+                          getWeightGrad().getType());
+}
+
+LogicalResult CEmbeddingGradOp::verify() {
+  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
+                                 getWeight().getType(),
+                                 getOutGrad().getType(), "out_grad")))
+    return failure();
+  return verifyWeightGrad(*this, getWeight().getType(),
+                          getWeightGrad().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+/// Paddle's matmul_v2 shape rule: the product of the (optionally transposed)
+/// last two dims, with the leading dims broadcast.
+static FailureOr<SmallVector<int64_t>>
+inferMatmulShape(Operation *op, RankedTensorType x, RankedTensorType y,
+                 bool transposeX, bool transposeY) {
+  if (x.getRank() < 2 || y.getRank() < 2)
+    return op->emitOpError("operands must have rank >= 2, got ranks ")
+           << x.getRank() << " and " << y.getRank();
+  ArrayRef<int64_t> xs = x.getShape(), ys = y.getShape();
+  int64_t xr = xs.size(), yr = ys.size();
+  int64_t m = transposeX ? xs[xr - 1] : xs[xr - 2];
+  int64_t kx = transposeX ? xs[xr - 2] : xs[xr - 1];
+  int64_t ky = transposeY ? ys[yr - 1] : ys[yr - 2];
+  int64_t n = transposeY ? ys[yr - 2] : ys[yr - 1];
+  if (!ShapedType::isDynamic(kx) && !ShapedType::isDynamic(ky) && kx != ky)
+    return op->emitOpError("contraction sizes differ: x has ")
+           << kx << ", y has " << ky;
+  ArrayRef<int64_t> xb = xs.drop_back(2), yb = ys.drop_back(2);
+  size_t batchRank = std::max(xb.size(), yb.size());
+  SmallVector<int64_t> shape(batchRank);
+  for (size_t i = 0; i < batchRank; ++i) {
+    // Align the batch dims from the right, as numpy broadcasting does.
+    int64_t a = i + xb.size() >= batchRank ? xb[i + xb.size() - batchRank] : 1;
+    int64_t b = i + yb.size() >= batchRank ? yb[i + yb.size() - batchRank] : 1;
+    if (a == 1)
+      shape[i] = b;
+    else if (b == 1 || a == b)
+      shape[i] = a;
+    else if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
+      shape[i] = ShapedType::isDynamic(a) ? b : a;
+    else
+      return op->emitOpError("batch dims of x ")
+             << shapeString(xb) << " and y " << shapeString(yb)
+             << " do not broadcast";
+  }
+  shape.push_back(m);
+  shape.push_back(n);
+  return shape;
+}
+
+static LogicalResult verifySameElementType(Operation *op, ValueRange values) {
+  Type elementType = getElementTypeOrSelf(values.front().getType());
+  for (Value v : values.drop_front())
+    if (getElementTypeOrSelf(v.getType()) != elementType)
+      return op->emitOpError("operands and results must have one element "
+                             "type, got ")
+             << elementType << " and " << getElementTypeOrSelf(v.getType());
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      inferMatmulShape(*this, getX().getType(), getY().getType(),
+                       getTransposeX(), getTransposeY());
+  if (failed(shape))
+    return failure();
+  if (failed(verifyCompatibleShape(getResult().getType().getShape(), *shape)))
+    return emitOpError("result shape ")
+           << shapeString(getResult().getType().getShape())
+           << " differs from the inferred " << shapeString(*shape);
+  return verifySameElementType(*this, {getX(), getY(), getResult()});
+}
+
+LogicalResult MatmulGradOp::verify() {
+  FailureOr<SmallVector<int64_t>> shape =
+      inferMatmulShape(*this, getX().getType(), getY().getType(),
+                       getTransposeX(), getTransposeY());
+  if (failed(shape))
+    return failure();
+  if (failed(verifyCompatibleShape(getOutGrad().getType().getShape(), *shape)))
+    return emitOpError("out_grad shape ")
+           << shapeString(getOutGrad().getType().getShape())
+           << " differs from the forward result shape " << shapeString(*shape);
+  if (failed(verifyCompatibleShape(getXGrad().getType().getShape(),
+                                   getX().getType().getShape())))
+    return emitOpError("x_grad shape must equal the shape of x");
+  if (failed(verifyCompatibleShape(getYGrad().getType().getShape(),
+                                   getY().getType().getShape())))
+    return emitOpError("y_grad shape must equal the shape of y");
+  return verifySameElementType(
+      *this, {getX(), getY(), getOutGrad(), getXGrad(), getYGrad()});
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  float prob = getProb().convertToFloat();
+  if (!(prob >= 0.0f && prob < 1.0f))
+    return emitOpError("prob must be in [0, 1), got ") << prob;
+  if (getSeed()) {
+    if (getFixSeed())
+      return emitOpError("has both a seed operand and fix_seed; keep one");
+    RankedTensorType seedType = getSeed().getType();
+    if (seedType.getShape() != ArrayRef<int64_t>{1})
+      return emitOpError("seed must be a one-element rank-1 tensor, got ")
+             << seedType;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CheckFiniteAndUnscaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckFiniteAndUnscaleOp::verify() {
+  if (getOutputs().size() != getGrads().size())
+    return emitOpError("expects one output per gradient, got ")
+           << getOutputs().size() << " outputs for " << getGrads().size()
+           << " gradients";
+  for (auto [i, grad, out] :
+       llvm::enumerate(getGrads().getTypes(), getOutputs().getTypes())) {
+    Type elementType = getElementTypeOrSelf(grad);
+    if (!elementType.isF16() && !elementType.isF32() && !elementType.isF64())
+      return emitOpError("gradient #")
+             << i << " has element type " << elementType
+             << "; expected f16, f32 or f64";
+    if (grad != out)
+      return emitOpError("output #")
+             << i << " has type " << out << ", expected its gradient's type "
+             << grad;
+  }
+  if (failed(verifyOneElement(*this, getScale().getType(), "scale")) ||
+      failed(verifyOneElement(*this, getFoundInf().getType(), "found_inf")))
+    return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dist/Dialect/Dist/IR/DistOps.cpp.inc"

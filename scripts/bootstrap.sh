@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dist needs (only those missing), configures the
+# build tree on first use and builds the given targets (default: everything).
+#
+#   scripts/bootstrap.sh [ninja targets...]
+#
+# Environment: DIST_BUILD_DIR (default <repo>/build), DIST_JOBS (default 2),
+# DIST_CMAKE_ARGS (extra configure arguments, e.g. -DDIST_ENABLE_SANITIZERS=ON).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DIST_BUILD_DIR:-$root/build}
+llvm=/usr/lib/llvm-22
+
+packages=(cmake ninja-build g++ ccache python3 libgtest-dev
+          llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  # shellcheck disable=SC2086
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DMLIR_DIR="$llvm/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    -DPython3_EXECUTABLE=/usr/bin/python3 \
+    ${DIST_CMAKE_ARGS:-} >/dev/null
+fi
+ninja -C "$build" -j "${DIST_JOBS:-2}" "$@" >&2

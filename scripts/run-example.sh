@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main job: builds dist-opt if needed and runs it on a shipped example.
+#
+#   scripts/run-example.sh [example.mlir] [extra dist-opt flags...]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DIST_BUILD_DIR:-$root/build}
+"$root/scripts/bootstrap.sh" dist-opt
+
+example=$root/examples/gpt_block.mlir
+if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
+  example=$1
+  shift
+fi
+exec "$build/bin/dist-opt" "$example" "$@"

@@ -1,0 +1,648 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// #dist.mesh
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{mesh must have at least one axis}}
+#m = #dist.mesh<shape = []>
+
+// -----
+
+// expected-error @+1 {{mesh axis 1 has size 0; sizes must be positive}}
+#m = #dist.mesh<shape = [2, 0]>
+
+// -----
+
+// expected-error @+1 {{mesh axis 0 has size -2; sizes must be positive}}
+#m = #dist.mesh<shape = [-2]>
+
+// -----
+
+// A typo'd size is diagnosed, not allocated.
+// expected-error @+1 {{mesh has more than 1048576 processes}}
+#m = #dist.mesh<shape = [2147483648, 2147483648, 4]>
+
+// -----
+
+// expected-error @+1 {{mesh of 8 processes has 3 process ids}}
+#m = #dist.mesh<shape = [2, 4], process_ids = [0, 1, 2]>
+
+// -----
+
+// expected-error @+1 {{process id -1 is negative}}
+#m = #dist.mesh<shape = [2], process_ids = [0, -1]>
+
+// -----
+
+// expected-error @+1 {{process id 3 appears more than once}}
+#m = #dist.mesh<shape = [2, 2], process_ids = [3, 1, 2, 3]>
+
+// -----
+
+// expected-error @+1 {{mesh of rank 2 has 1 axis names}}
+#m = #dist.mesh<shape = [2, 4], names = ["dp"]>
+
+// -----
+
+// expected-error @+1 {{mesh axis names must be non-empty}}
+#m = #dist.mesh<shape = [2, 4], names = ["dp", ""]>
+
+// -----
+
+// expected-error @+1 {{mesh axis name "dp" appears more than once}}
+#m = #dist.mesh<shape = [2, 4], names = ["dp", "dp"]>
+
+// -----
+
+// expected-error @+1 {{expected 'names' or 'process_ids' (each at most once), got 'ids'}}
+#m = #dist.mesh<shape = [2, 4], ids = [0, 1, 2, 3, 4, 5, 6, 7]>
+
+// -----
+
+// expected-error @+1 {{expected 'names' or 'process_ids' (each at most once), got 'names'}}
+#m = #dist.mesh<shape = [2], names = ["a"], names = ["b"]>
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #dist.tensor
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{dims_mapping entry 2 of dim 1 must be -1 or a mesh axis in [0, 2)}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [-1, 2]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{dims_mapping entry -2 of dim 0 must be -1 or a mesh axis in [0, 2)}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [-2, 1]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{mesh axis 0 splits more than one tensor dim}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [0, 0]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{partial axis 2 is not a mesh axis in [0, 2)}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [2 : sum]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{partial axes must be unique and ascending}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum, 1 : max]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{mesh axis 1 is both partial and in dims_mapping}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [1, -1], partial = [1 : sum]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{unknown reduction kind 'mean'; expected sum, max, min, prod or avg}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : mean]>>)
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{tensor of rank 2 has a distribution with 1 dims_mapping entries}}
+func.func private @f(tensor<4x4xf32, #dist.tensor<#mesh, [0]>>)
+
+// -----
+
+// expected-error @+1 {{invalid kind of attribute specified}}
+func.func private @f(tensor<4xf32, #dist.tensor<[2, 4], [0]>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Collectives: shared checks
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.allreduce' op expects at least one mesh axis}}
+  %0 = dist.allreduce %x on #mesh axes = [] reduce = sum : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.c_identity' op mesh axis 2 is out of range for a mesh of rank 2}}
+  %0 = dist.c_identity %x on #mesh axes = [2] : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.allreduce' op mesh axis -1 is out of range for a mesh of rank 2}}
+  %0 = dist.allreduce %x on #mesh axes = [-1] reduce = sum : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op mesh axis 1 appears more than once}}
+  %0 = dist.broadcast %x on #mesh axes = [1, 1] root = 0 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.allreduce' op result element type 'f16' differs from the operand's 'f32'}}
+  %0 = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.c_identity' op result shape [8] differs from the operand's [4]}}
+  %0 = dist.c_identity %x on #mesh axes = [0] : tensor<4xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  // expected-error @+1 {{'dist.allreduce' op operand and result must both have a #dist.tensor encoding or neither}}
+  %0 = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [4, 2]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#other, [-1], partial = [0 : sum]>>) {
+  // expected-error @+1 {{'dist.allreduce' op operand is distributed on mesh #dist.mesh<shape = [4, 2]>, not on the op's mesh #dist.mesh<shape = [2, 4]>}}
+  %0 = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#other, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#other, [-1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [4, 2]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1]>>) {
+  // expected-error @+1 {{'dist.c_identity' op result is distributed on mesh #dist.mesh<shape = [4, 2]>, not on the op's mesh}}
+  %0 = dist.c_identity %x on #mesh axes = [0] : tensor<4xf32, #dist.tensor<#mesh, [-1]>> -> tensor<4xf32, #dist.tensor<#other, [-1]>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.allreduce
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  // expected-error @+1 {{'dist.allreduce' op operand must be partial on mesh axis 1 that it reduces over}}
+  %0 = dist.allreduce %x on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : max]>>) {
+  // expected-error @+1 {{'dist.allreduce' op operand is partial (max) on mesh axis 1 but the allreduce reduces with sum}}
+  %0 = dist.allreduce %x on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : max]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  // The result must no longer be partial on the reduced axis.
+  // expected-error @+1 {{'dist.allreduce' op result distribution must be the operand's with the reduced axes no longer partial: expected #dist.tensor<#dist.mesh<shape = [2, 4]>, [-1]>}}
+  %0 = dist.allreduce %x on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  // Everything but the reduced axis stays the same: no new split.
+  // expected-error @+1 {{'dist.allreduce' op result distribution must be the operand's with the reduced axes no longer partial}}
+  %0 = dist.allreduce %x on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.broadcast and dist.c_identity
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op root 2 is out of range for a group of 2 processes}}
+  %0 = dist.broadcast %x on #mesh axes = [0] root = 2 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op attribute 'root' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = dist.broadcast %x on #mesh axes = [0] root = -1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [1]>>) {
+  // expected-error @+1 {{'dist.broadcast' op cannot broadcast along mesh axis 1: the operand is split over it}}
+  %0 = dist.broadcast %x on #mesh axes = [1] root = 0 : tensor<8xf32, #dist.tensor<#mesh, [1]>> -> tensor<8xf32, #dist.tensor<#mesh, [1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  // expected-error @+1 {{'dist.broadcast' op cannot broadcast along mesh axis 0: the operand is partial on it}}
+  %0 = dist.broadcast %x on #mesh axes = [0] root = 0 : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [1]>>) {
+  // expected-error @+1 {{'dist.broadcast' op must not change the distribution of its operand}}
+  %0 = dist.broadcast %x on #mesh axes = [0] root = 0 : tensor<8xf32, #dist.tensor<#mesh, [1]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [1]>>) {
+  // expected-error @+1 {{'dist.c_identity' op must not change the distribution of its operand}}
+  %0 = dist.c_identity %x on #mesh axes = [0] : tensor<8xf32, #dist.tensor<#mesh, [1]>> -> tensor<8xf32, #dist.tensor<#mesh, [0]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+2 {{'dist.allreduce' op operand #0 must be ranked tensor of any type values, but got 'tensor<*xf32>'}}
+  %u = tensor.cast %x : tensor<8xf32> to tensor<*xf32>
+  %0 = "dist.allreduce"(%u) <{axes = array<i64: 0>, kind = 0 : i32, mesh = #mesh}> : (tensor<*xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, max, min, prod, avg]}}
+  %0 = dist.allreduce %x on #mesh axes = [0] reduce = mean : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.process_coord and dist.seed
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() -> index {
+  // expected-error @+1 {{'dist.process_coord' op mesh axis 2 is out of range for a mesh of rank 2}}
+  %0 = dist.process_coord #mesh axis = 2
+  return %0 : index
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() -> index {
+  // expected-error @+1 {{'dist.process_coord' op attribute 'axis' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = dist.process_coord #mesh axis = -1
+  return %0 : index
+}
+
+// -----
+
+func.func @f() -> index {
+  // expected-error @+1 {{invalid kind of attribute specified}}
+  %0 = dist.process_coord [2, 4] axis = 0
+  return %0 : index
+}
+
+// -----
+
+func.func @f() -> tensor<2xi32> {
+  // expected-error @+1 {{'dist.seed' op result must be a one-element rank-1 tensor, got 'tensor<2xi32>'}}
+  %0 = dist.seed 1 : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @f() -> tensor<1xi64> {
+  // expected-error @+1 {{'dist.seed' op result #0 must be ranked tensor of 32-bit signless integer values}}
+  %0 = dist.seed 1 : tensor<1xi64>
+  return %0 : tensor<1xi64>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() {
+  // expected-error @+1 {{'dist.seed' op seed must be replicated (dims_mapping [-1], not partial)}}
+  %0 = dist.seed 1 : tensor<1xi32, #dist.tensor<#mesh, [0]>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<2x8x16xf32>) {
+  // expected-error @+1 {{'dist.embedding' op weight must have rank 2, got rank 3}}
+  %0 = dist.embedding %ids, %w : tensor<4xi64>, tensor<2x8x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xf32>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.embedding' op operand #0 must be ranked tensor of integer values, but got 'tensor<4xf32>'}}
+  %0 = dist.embedding %ids, %w : tensor<4xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>) {
+  // expected-error @+1 {{'dist.embedding' op result shape [4, 8] must be the ids shape followed by the weight's column count: [4, 16]}}
+  %0 = dist.embedding %ids, %w : tensor<4xi64>, tensor<8x16xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %s: index) {
+  // expected-error @+1 {{'dist.c_embedding' op result element type 'f16' differs from the weight's 'f32'}}
+  %0 = dist.c_embedding %ids, %w start = %s : tensor<4xi64>, tensor<8x16xf32> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %s: index) {
+  // expected-error @+1 {{'dist.c_embedding' op result shape [16] must be the ids shape followed by the weight's column count: [4, 16]}}
+  %0 = dist.c_embedding %ids, %w start = %s : tensor<4xi64>, tensor<8x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dist.embedding_grad' op out_grad shape [4, 8] must be the ids shape followed by the weight's column count: [4, 16]}}
+  %0 = dist.embedding_grad %ids, %w, %g : tensor<4xi64>, tensor<8x16xf32>, tensor<4x8xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %g: tensor<4x16xf32>) {
+  // expected-error @+1 {{'dist.embedding_grad' op weight gradient type 'tensor<16x8xf32>' must have the weight's shape and element type}}
+  %0 = dist.embedding_grad %ids, %w, %g : tensor<4xi64>, tensor<8x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %g: tensor<4x16xf32>, %s: index) {
+  // expected-error @+1 {{'dist.c_embedding_grad' op weight gradient type 'tensor<8x16xf16>' must have the weight's shape and element type}}
+  %0 = dist.c_embedding_grad %ids, %w, %g start = %s : tensor<4xi64>, tensor<8x16xf32>, tensor<4x16xf32> -> tensor<8x16xf16>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %w: tensor<8x16xf32>, %g: tensor<4x16xf16>, %s: index) {
+  // expected-error @+1 {{'dist.c_embedding_grad' op out_grad element type 'f16' differs from the weight's 'f32'}}
+  %0 = dist.c_embedding_grad %ids, %w, %g start = %s : tensor<4xi64>, tensor<8x16xf32>, tensor<4x16xf16> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.matmul and dist.matmul_grad
+//===----------------------------------------------------------------------===//
+
+func.func @f(%x: tensor<8xf32>, %y: tensor<8x4xf32>) {
+  // expected-error @+1 {{'dist.matmul' op operands must have rank >= 2, got ranks 1 and 2}}
+  %0 = dist.matmul %x, %y : tensor<8xf32>, tensor<8x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dist.matmul' op contraction sizes differ: x has 8, y has 4}}
+  %0 = dist.matmul %x, %y : tensor<2x8xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3x8xf32>, %y: tensor<4x8x5xf32>) {
+  // expected-error @+1 {{'dist.matmul' op batch dims of x [2] and y [4] do not broadcast}}
+  %0 = dist.matmul %x, %y : tensor<2x3x8xf32>, tensor<4x8x5xf32> -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf32>) {
+  // expected-error @+1 {{'dist.matmul' op result shape [4, 2] differs from the inferred [2, 4]}}
+  %0 = dist.matmul %x, %y : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf16>) {
+  // expected-error @+1 {{'dist.matmul' op operands and results must have one element type, got 'f32' and 'f16'}}
+  %0 = dist.matmul %x, %y : tensor<2x8xf32>, tensor<8x4xf16> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf32>, %d: tensor<2x8xf32>) {
+  // expected-error @+1 {{'dist.matmul_grad' op out_grad shape [2, 8] differs from the forward result shape [2, 4]}}
+  %0:2 = dist.matmul_grad %x, %y, %d : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x8xf32> -> tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf32>, %d: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dist.matmul_grad' op x_grad shape must equal the shape of x}}
+  %0:2 = dist.matmul_grad %x, %y, %d : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32> -> tensor<8x2xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf32>, %d: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dist.matmul_grad' op y_grad shape must equal the shape of y}}
+  %0:2 = dist.matmul_grad %x, %y, %d : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32> -> tensor<2x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<8x4xf32>, %d: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dist.matmul_grad' op operands and results must have one element type, got 'f32' and 'bf16'}}
+  %0:2 = dist.matmul_grad %x, %y, %d : tensor<2x8xf32>, tensor<8x4xf32>, tensor<2x4xf32> -> tensor<2x8xf32>, tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>, %y: tensor<4x8xf32>, %d: tensor<2x4xf32>) {
+  // Without transpose_y, the contraction sizes of y^T do not match.
+  // expected-error @+1 {{'dist.matmul_grad' op contraction sizes differ: x has 8, y has 4}}
+  %0:2 = dist.matmul_grad %x, %y, %d : tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x4xf32> -> tensor<2x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.dropout
+//===----------------------------------------------------------------------===//
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.dropout' op prob must be in [0, 1), got 1}}
+  %0 = dist.dropout %x prob = 1.0 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.dropout' op prob must be in [0, 1), got -1.000000e-01}}
+  %0 = dist.dropout %x prob = -0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  %s = dist.seed 1 : tensor<1xi32>
+  // expected-error @+1 {{'dist.dropout' op has both a seed operand and fix_seed; keep one}}
+  %0 = dist.dropout %x seed(%s : tensor<1xi32>) prob = 0.1 {fix_seed = 1 : i32} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %s: tensor<2xi32>) {
+  // expected-error @+1 {{'dist.dropout' op seed must be a one-element rank-1 tensor, got 'tensor<2xi32>'}}
+  %0 = dist.dropout %x seed(%s : tensor<2xi32>) prob = 0.1 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.dropout' op failed to verify that all of {input, result} have same type}}
+  %0 = dist.dropout %x prob = 0.1 : tensor<4xf32> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.scale and dist.check_finite_and_unscale
+//===----------------------------------------------------------------------===//
+
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'dist.scale' op operand #0 must be ranked tensor of floating-point values}}
+  %0 = dist.scale %x by 2.0 : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op expects one output per gradient, got 0 outputs for 1 gradients}}
+  %0 = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<1xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %h: tensor<4xi32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op gradient #1 has element type 'i32'; expected f16, f32 or f64}}
+  %0:3 = dist.check_finite_and_unscale %g, %h scale %s : (tensor<4xf32>, tensor<4xi32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<1xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xbf16>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op gradient #0 has element type 'bf16'; expected f16, f32 or f64}}
+  %0:2 = dist.check_finite_and_unscale %g scale %s : (tensor<4xbf16>, tensor<1xf32>) -> (tensor<4xbf16>, tensor<1xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op output #0 has type 'tensor<8xf32>', expected its gradient's type 'tensor<4xf32>'}}
+  %0:2 = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<8xf32>, tensor<1xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op scale must have exactly one element, got 'tensor<2xf32>'}}
+  %0:2 = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<2xf32>) -> (tensor<4xf32>, tensor<1xi1>)
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'dist.check_finite_and_unscale' op found_inf must have exactly one element, got 'tensor<2xi1>'}}
+  %0:2 = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<2xi1>)
+  return
+}

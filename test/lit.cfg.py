@@ -1,0 +1,30 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "DIST"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dist_obj_root, "test")
+# Unit/ is a suite of its own (GoogleTest), with its own lit.cfg.py.
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.dist_src_root, "examples")))
+config.substitutions.append(("%dist_src_root", config.dist_src_root))
+config.substitutions.append(("%dist_obj_root", config.dist_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+if config.enable_sanitizers:
+    # Debian's LLVM is not built with ASan; its user poisoning confuses ASan.
+    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=false:detect_leaks=0"
+
+tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
+tools = [ToolSubst("dist-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
