@@ -132,4 +132,25 @@ TEST_F(MeshUtilsTest, PartialHelpers) {
   EXPECT_FALSE(dist.getDimOfMeshAxis(1).has_value());
 }
 
+// Two invariants that the parser cannot produce but C++ builders can.
+TEST_F(MeshUtilsTest, VerifierRejectsMalformedBuilds) {
+  std::string message;
+  context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  auto emitLambda = [&] { return mlir::emitError(UnknownLoc::get(&context)); };
+  function_ref<InFlightDiagnostic()> emitErr = emitLambda;
+  MeshAttr m = mesh({2, 4});
+  int64_t minusOne = -1, one = 1;
+  ArrayRef<int64_t> dims(minusOne), axes(one);
+  EXPECT_FALSE(TensorDistAttr::getChecked(emitErr, &context, MeshAttr(), dims,
+                                          ArrayRef<int64_t>(),
+                                          ArrayRef<ReductionKind>()));
+  EXPECT_EQ(message, "expected a #dist.mesh");
+  EXPECT_FALSE(TensorDistAttr::getChecked(emitErr, &context, m, dims, axes,
+                                          ArrayRef<ReductionKind>()));
+  EXPECT_EQ(message, "expected one reduction kind per partial axis");
+}
+
 } // namespace
