@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job: builds dist-opt if needed and runs it on a shipped example.
+# The main job: builds dist-opt if needed and runs its rewrites on a shipped
+# example.
 #
 #   scripts/run-example.sh [example.mlir] [extra dist-opt flags...]
 set -euo pipefail
@@ -12,5 +13,9 @@ example=$root/examples/gpt_block.mlir
 if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
   example=$1
   shift
+fi
+# Without flags, run the auto-parallel rewrites that exist so far.
+if [ $# -eq 0 ]; then
+  set -- --dist-matmul-grad-overlap
 fi
 exec "$build/bin/dist-opt" "$example" "$@"

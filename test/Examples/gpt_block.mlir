@@ -17,3 +17,16 @@
 // CHECK:       dist.embedding_grad
 // CHECK:       dist.check_finite_and_unscale
 // CHECK:       dist.allreduce {{.*}} axes = [0, 1] reduce = max
+
+// The README's main command splits the column-parallel matmul_grad: the dX
+// allreduce moves above the dW matmul. The row-parallel one has no allreduce
+// of dX and stays.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-matmul-grad-overlap | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP-LABEL: func.func @train_step
+// OVERLAP:       dist.matmul_grad
+// OVERLAP:       %[[DX:.*]] = dist.matmul %{{.*}}, %arg2 transpose_y
+// OVERLAP-NEXT:  dist.allreduce %[[DX]] on #mesh axes = [1] reduce = sum stream = mp
+// OVERLAP-NEXT:  tensor.collapse_shape
+// OVERLAP-NEXT:  tensor.collapse_shape
+// OVERLAP-NEXT:  dist.matmul {{.*}} transpose_x
+// OVERLAP-NOT:   dist.matmul_grad

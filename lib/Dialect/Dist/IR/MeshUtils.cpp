@@ -128,3 +128,18 @@ mesh::localShape(ArrayRef<int64_t> globalShape, TensorDistAttr dist) {
   }
   return shape;
 }
+
+std::optional<TensorDistAttr>
+mesh::collapseDist(TensorDistAttr dist,
+                   ArrayRef<SmallVector<int64_t, 2>> groups) {
+  if (!dist)
+    return TensorDistAttr();
+  SmallVector<int64_t> dims;
+  for (ArrayRef<int64_t> group : groups) {
+    for (int64_t inner : group.drop_front())
+      if (dist.getMeshAxis(inner) != -1)
+        return std::nullopt;
+    dims.push_back(dist.getMeshAxis(group.front()));
+  }
+  return dist.withDimsMapping(dims);
+}

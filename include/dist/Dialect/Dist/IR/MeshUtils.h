@@ -65,6 +65,14 @@ SmallVector<int64_t> globalShape(ArrayRef<int64_t> localShape,
 std::optional<SmallVector<int64_t>> localShape(ArrayRef<int64_t> globalShape,
                                                TensorDistAttr dist);
 
+/// The distribution of a tensor whose dims are collapsed in `groups` of
+/// consecutive dims (tensor.collapse_shape's reassociation). A group keeps
+/// the mesh axis of its outermost dim; nothing when another dim of a group is
+/// split, since the local collapse is then not a block of the global one.
+/// A null `dist` stays null.
+std::optional<TensorDistAttr>
+collapseDist(TensorDistAttr dist, ArrayRef<SmallVector<int64_t, 2>> groups);
+
 } // namespace mesh
 } // namespace dist
 } // namespace mlir

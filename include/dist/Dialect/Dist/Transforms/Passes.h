@@ -1,0 +1,53 @@
+//===- Passes.h - dist passes -----------------------------------*- C++ -*-===//
+
+#ifndef DIST_DIALECT_DIST_TRANSFORMS_PASSES_H
+#define DIST_DIALECT_DIST_TRANSFORMS_PASSES_H
+
+#include "dist/Analysis/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace dist {
+class MatmulGradOp;
+
+#define GEN_PASS_DECL
+#include "dist/Dialect/Dist/Transforms/Passes.h.inc"
+
+//===----------------------------------------------------------------------===//
+// Matmul-grad overlap (MatmulGradOverlap.cpp)
+//===----------------------------------------------------------------------===//
+
+/// When to split a matmul_grad: with `minOverlapRatio` > 0, only when the
+/// dY matmul is estimated to take at least that fraction of the allreduce.
+struct MatmulGradOverlapOptions {
+  double minOverlapRatio = 0.0;
+  CostModelOptions costModel;
+};
+
+/// Checks whether `op` can be split; on failure `whyNot` says why.
+LogicalResult canSplitMatmulGrad(MatmulGradOp op,
+                                 const MatmulGradOverlapOptions &options,
+                                 std::string &whyNot);
+
+/// Splits `op`, which canSplitMatmulGrad accepted, into the dX matmul, the
+/// allreduce of dX (moved up, on the model-parallel stream) and the dY
+/// matmul.
+void splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op);
+
+/// The split as a rewrite pattern rooted at dist.matmul_grad, for other
+/// compilers' pattern drivers (it erases the later allreduce, so use a
+/// driver that allows that, such as applyPatternsGreedily).
+void populateMatmulGradOverlapPatterns(
+    RewritePatternSet &patterns, const MatmulGradOverlapOptions &options = {});
+
+#define GEN_PASS_REGISTRATION
+#include "dist/Dialect/Dist/Transforms/Passes.h.inc"
+
+} // namespace dist
+} // namespace mlir
+
+#endif // DIST_DIALECT_DIST_TRANSFORMS_PASSES_H

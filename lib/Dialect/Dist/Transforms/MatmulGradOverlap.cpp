@@ -1,0 +1,291 @@
+//===- MatmulGradOverlap.cpp - overlap the dX allreduce with dY -----------===//
+//
+// Implements --dist-matmul-grad-overlap: a matmul_grad whose x_grad is summed
+// by an allreduce becomes dX matmul, allreduce, dY matmul, so the allreduce
+// runs on the model-parallel stream while dY is computed. Paddle does this on
+// an op list with in-place variables; in SSA the allreduce's result is a new
+// value, so moving it up can never change what an earlier reader of dX sees,
+// and the new dY matmul is placed where the matmul_grad was, above every use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace dist {
+#define GEN_PASS_DEF_DISTMATMULGRADOVERLAP
+#include "dist/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dist
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::dist;
+
+static constexpr llvm::StringLiteral kRewriteTag = "dist-matmul-grad-overlap";
+
+/// The single allreduce reducing `xGrad`, or null (with `whyNot` set).
+static AllReduceOp findXGradAllReduce(MatmulGradOp op, std::string &whyNot) {
+  AllReduceOp found;
+  for (Operation *user : op.getXGrad().getUsers()) {
+    auto allreduce = dyn_cast<AllReduceOp>(user);
+    if (!allreduce)
+      continue;
+    if (found) {
+      whyNot = "x_grad is reduced by more than one dist.allreduce";
+      return {};
+    }
+    found = allreduce;
+  }
+  if (!found) {
+    whyNot = "x_grad is not reduced by a dist.allreduce";
+    return {};
+  }
+  if (found.getKind() != ReductionKind::Sum) {
+    whyNot = llvm::formatv("x_grad is reduced with '{0}', not 'sum'",
+                           stringifyReductionKind(found.getKind()));
+    return {};
+  }
+  if (found->getBlock() != op->getBlock()) {
+    whyNot = "the allreduce of x_grad is in another block";
+    return {};
+  }
+  return found;
+}
+
+/// Whether `op` or an op nested in it reads `value`.
+static bool readsValue(Operation *op, Value value) {
+  bool found = false;
+  op->walk([&](Operation *nested) {
+    if (llvm::is_contained(nested->getOperands(), value)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Whether `op` or an op nested in it reads a value of `values`.
+static Operation *readsAnyOf(Operation *op,
+                             const llvm::DenseSet<Value> &values) {
+  Operation *reader = nullptr;
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (values.contains(operand)) {
+        reader = nested;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return reader;
+}
+
+/// Checks the ops strictly between the matmul_grad and its allreduce: x_grad
+/// may not be read there, and Paddle's hazard rule holds (an op reading
+/// y_grad is fine, an op reading such an op's result but not y_grad blocks
+/// the split).
+static LogicalResult checkOpsBetween(MatmulGradOp op, AllReduceOp allreduce,
+                                     std::string &whyNot) {
+  Value xGrad = op.getXGrad(), yGrad = op.getYGrad();
+  llvm::DenseSet<Value> fromYGrad;
+  for (Operation *it = op->getNextNode(); it != allreduce.getOperation();
+       it = it->getNextNode()) {
+    if (readsValue(it, xGrad)) {
+      whyNot = llvm::formatv("x_grad is also read before its allreduce, by "
+                             "'{0}'; that read must keep seeing the "
+                             "unreduced value",
+                             it->getName().getStringRef());
+      return failure();
+    }
+    if (readsValue(it, yGrad)) {
+      fromYGrad.insert(it->getResults().begin(), it->getResults().end());
+      continue;
+    }
+    if (readsAnyOf(it, fromYGrad)) {
+      whyNot = llvm::formatv(
+          "'{0}' between the matmul_grad and the allreduce reads a value "
+          "computed from y_grad but not y_grad itself (Paddle's hazard rule)",
+          it->getName().getStringRef());
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Reassociation folding every dim but the last of a rank-`rank` tensor.
+static SmallVector<SmallVector<int64_t, 2>> foldLeadingDims(int64_t rank) {
+  SmallVector<int64_t, 2> leading;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    leading.push_back(d);
+  return {leading, {rank - 1}};
+}
+
+/// `type` collapsed to 2-D by folding its leading dims, with the folded
+/// distribution; null when the distribution cannot be folded.
+static RankedTensorType foldedType(RankedTensorType type) {
+  int64_t rank = type.getRank();
+  std::optional<TensorDistAttr> dist =
+      mesh::collapseDist(getTensorDist(type), foldLeadingDims(rank));
+  if (!dist)
+    return {};
+  int64_t rows = 1;
+  for (int64_t size : type.getShape().drop_back()) {
+    if (ShapedType::isDynamic(size)) {
+      rows = ShapedType::kDynamic;
+      break;
+    }
+    rows *= size;
+  }
+  return RankedTensorType::get({rows, type.getShape().back()},
+                               type.getElementType(), *dist);
+}
+
+LogicalResult mlir::dist::canSplitMatmulGrad(
+    MatmulGradOp op, const MatmulGradOverlapOptions &options,
+    std::string &whyNot) {
+  if (op.getTransposeX() || op.getTransposeY()) {
+    whyNot = "transpose_x or transpose_y is set; only a plain matmul_grad is "
+             "split";
+    return failure();
+  }
+  AllReduceOp allreduce = findXGradAllReduce(op, whyNot);
+  if (!allreduce || failed(checkOpsBetween(op, allreduce, whyNot)))
+    return failure();
+
+  RankedTensorType x = op.getX().getType(), y = op.getY().getType(),
+                   dout = op.getOutGrad().getType();
+  if (y.getRank() != 2) {
+    whyNot = llvm::formatv("y has rank {0}; only a 2-D y is split (a batched "
+                           "y_grad is not a single matmul)",
+                           y.getRank());
+    return failure();
+  }
+  if (x.getRank() > 2) {
+    if (x.getShape().drop_back() != dout.getShape().drop_back()) {
+      whyNot = "the leading dims of x and out_grad differ";
+      return failure();
+    }
+    if (!foldedType(x) || !foldedType(dout)) {
+      whyNot = "a leading dim of x or out_grad other than the outermost is "
+               "split over the mesh, so they cannot be folded";
+      return failure();
+    }
+  }
+
+  if (options.minOverlapRatio > 0.0) {
+    CostModel model(options.costModel);
+    std::optional<double> flops =
+        CostModel::matmulFlops(x, op.getYGrad().getType(), /*transposeX=*/true);
+    std::optional<double> commTime = model.collectiveTime(allreduce);
+    if (flops && commTime && *commTime > 0.0) {
+      double computeTime = model.computeTime(*flops);
+      if (computeTime < options.minOverlapRatio * *commTime) {
+        whyNot = llvm::formatv(
+            "the dY matmul (~{0:f3} us) would hide less than {1} of the "
+            "allreduce (~{2:f3} us)",
+            computeTime * 1e6, options.minOverlapRatio, *commTime * 1e6);
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
+  std::string unused;
+  AllReduceOp allreduce = findXGradAllReduce(op, unused);
+  MLIRContext *ctx = op.getContext();
+  auto tag = StringAttr::get(ctx, kRewriteTag);
+  Location loc = FusedLoc::get(ctx, {op.getLoc()}, tag);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  // dX = dOut * Y^T.
+  auto dx = MatmulOp::create(rewriter, loc, op.getXGrad().getType(),
+                             op.getOutGrad(), op.getY(),
+                             /*transpose_x=*/false, /*transpose_y=*/true);
+  // The allreduce comes right after dX and before dY, so that it overlaps
+  // with the dY matmul on the model-parallel stream.
+  auto reduced = AllReduceOp::create(
+      rewriter, FusedLoc::get(ctx, {allreduce.getLoc()}, tag),
+      allreduce.getResult().getType(), dx.getResult(), allreduce.getMesh(),
+      allreduce.getAxes(), allreduce.getKind(),
+      StreamKindAttr::get(ctx, StreamKind::ModelParallel));
+  reduced->setDiscardableAttrs(allreduce->getDiscardableAttrDictionary());
+  // dY = X^T * dOut, with the leading dims of X and dOut folded.
+  Value x = op.getX(), dout = op.getOutGrad();
+  if (op.getX().getType().getRank() > 2) {
+    auto groups = foldLeadingDims(op.getX().getType().getRank());
+    x = tensor::CollapseShapeOp::create(rewriter, loc,
+                                        foldedType(op.getX().getType()), x,
+                                        groups);
+    dout = tensor::CollapseShapeOp::create(
+        rewriter, loc, foldedType(op.getOutGrad().getType()), dout, groups);
+  }
+  auto dy = MatmulOp::create(rewriter, loc, op.getYGrad().getType(), x, dout,
+                             /*transpose_x=*/true, /*transpose_y=*/false);
+
+  rewriter.replaceOp(allreduce, reduced.getResult());
+  rewriter.replaceOp(op, {dx.getResult(), dy.getResult()});
+}
+
+namespace {
+struct SplitMatmulGradPattern : public OpRewritePattern<MatmulGradOp> {
+  SplitMatmulGradPattern(MLIRContext *ctx,
+                         const MatmulGradOverlapOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(MatmulGradOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string whyNot;
+    if (failed(canSplitMatmulGrad(op, options, whyNot)))
+      return rewriter.notifyMatchFailure(op, whyNot);
+    splitMatmulGrad(rewriter, op);
+    return success();
+  }
+
+  MatmulGradOverlapOptions options;
+};
+
+struct DistMatmulGradOverlapPass
+    : public dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MatmulGradOverlapOptions options;
+    options.minOverlapRatio = minOverlapRatio;
+    options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps};
+
+    // Collect first: splitting erases the later allreduce, which a walk
+    // that is still to visit it must not see.
+    SmallVector<MatmulGradOp> candidates;
+    getOperation()->walk(
+        [&](MatmulGradOp op) { candidates.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (MatmulGradOp op : candidates) {
+      std::string whyNot;
+      if (failed(canSplitMatmulGrad(op, options, whyNot))) {
+        ++numSkipped;
+        if (remarks)
+          op.emitRemark("not split: ") << whyNot;
+        continue;
+      }
+      splitMatmulGrad(rewriter, op);
+      ++numSplit;
+    }
+  }
+};
+} // namespace
+
+void mlir::dist::populateMatmulGradOverlapPatterns(
+    RewritePatternSet &patterns, const MatmulGradOverlapOptions &options) {
+  patterns.add<SplitMatmulGradPattern>(patterns.getContext(), options);
+}
