@@ -10,14 +10,18 @@
 //   backward: the same in reverse, with the dp gradient sync of the weights
 //   AMP:      check_finite_and_unscale over the weight gradients, found_inf
 //             agreed on by every process (MAX over the whole mesh)
+//
+// Parameters are the arguments marked {dist.param = "<name>"}; passes that
+// need parameter initialisation (the vocab-parallel embedding's broadcast)
+// add it to the startup function, marked dist.startup.
 
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 
 func.func @train_step(
     %ids: tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>,
-    %wemb: tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-    %w1: tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>>,
-    %w2: tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>,
+    %wemb: tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "wemb"},
+    %w1: tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>> {dist.param = "w1"},
+    %w2: tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w2"},
     %dout: tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>,
     %loss_scale: tensor<1xf32>)
     -> (tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>,

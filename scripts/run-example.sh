@@ -16,6 +16,6 @@ if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
 fi
 # Without flags, run the auto-parallel rewrites that exist so far.
 if [ $# -eq 0 ]; then
-  set -- --dist-matmul-grad-overlap
+  set -- --dist-parallel-embedding --dist-matmul-grad-overlap
 fi
 exec "$build/bin/dist-opt" "$example" "$@"

@@ -26,5 +26,9 @@ if config.enable_sanitizers:
     config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=false:detect_leaks=0"
 
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("dist-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("dist-opt", unresolved="fatal"),
+    ToolSubst("not", unresolved="fatal"),
+    ToolSubst("count", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

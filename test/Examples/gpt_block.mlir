@@ -30,3 +30,25 @@
 // OVERLAP-NEXT:  tensor.collapse_shape
 // OVERLAP-NEXT:  dist.matmul {{.*}} transpose_x
 // OVERLAP-NOT:   dist.matmul_grad
+
+// The vocab-parallel embedding: forward and backward lowered, the table
+// broadcast along dp at startup. Specialised for rank 6 (coordinate (1, 2)),
+// start_index is 2 * 256 local rows = 512.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-parallel-embedding | FileCheck %s --check-prefix=EMB
+// RUN: dist-opt %examples/gpt_block.mlir --dist-parallel-embedding --dist-specialize-rank=rank=6 | FileCheck %s --check-prefix=RANK6
+// EMB-LABEL:  func.func @train_step
+// EMB:        %[[C:.*]] = dist.process_coord #mesh axis = 1
+// EMB:        dist.c_embedding %arg0, %arg1 start = %{{.*}} : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
+// EMB-NEXT:   dist.allreduce {{.*}} axes = [1] reduce = sum
+// EMB:        dist.c_identity %{{.*}} on #mesh axes = [1]
+// EMB-NEXT:   dist.c_embedding_grad {{.*}} -> tensor<256x64xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
+// EMB-NEXT:   dist.allreduce {{.*}} axes = [0] reduce = sum
+// EMB-NEXT:   dist.scale {{.*}} by 5.000000e-01
+// EMB-NOT:    dist.embedding
+// EMB-LABEL:  func.func @startup
+// EMB-NEXT:   dist.broadcast %arg0 on #mesh axes = [0] root = 0
+// RANK6-LABEL: func.func @train_step
+// RANK6-NOT:   dist.process_coord
+// RANK6:       %[[S:.*]] = arith.constant 512 : index
+// RANK6:       dist.c_embedding %arg0, %arg1 start = %[[S]]
+// RANK6:       dist.c_embedding_grad {{.*}} start = %[[S]]

@@ -203,8 +203,7 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   std::string unused;
   AllReduceOp allreduce = findXGradAllReduce(op, unused);
   MLIRContext *ctx = op.getContext();
-  auto tag = StringAttr::get(ctx, kRewriteTag);
-  Location loc = FusedLoc::get(ctx, {op.getLoc()}, tag);
+  Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -215,7 +214,7 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   // The allreduce comes right after dX and before dY, so that it overlaps
   // with the dY matmul on the model-parallel stream.
   auto reduced = AllReduceOp::create(
-      rewriter, FusedLoc::get(ctx, {allreduce.getLoc()}, tag),
+      rewriter, rewriteLoc(allreduce.getLoc(), kRewriteTag),
       allreduce.getResult().getType(), dx.getResult(), allreduce.getMesh(),
       allreduce.getAxes(), allreduce.getKind(),
       StreamKindAttr::get(ctx, StreamKind::ModelParallel));

@@ -5,6 +5,7 @@
 
 #include "dist/Analysis/CostModel.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -43,6 +44,22 @@ void splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op);
 /// driver that allows that, such as applyPatternsGreedily).
 void populateMatmulGradOverlapPatterns(
     RewritePatternSet &patterns, const MatmulGradOverlapOptions &options = {});
+
+//===----------------------------------------------------------------------===//
+// Attribute names of the conventions the passes share
+//===----------------------------------------------------------------------===//
+
+/// Function argument (and startup-function result) attribute naming a
+/// parameter: `{dist.param = "wemb"}`.
+constexpr llvm::StringLiteral kParamAttrName = "dist.param";
+/// Unit attribute marking the startup (parameter initialisation) function.
+constexpr llvm::StringLiteral kStartupAttrName = "dist.startup";
+/// Unit attribute marking an op as the recomputation of a forward op.
+constexpr llvm::StringLiteral kRecomputeAttrName = "dist.recompute";
+
+/// The location of an op made by the rewrite named `pass` from an op at
+/// `loc`: a FusedLoc tagged with the pass name.
+Location rewriteLoc(Location loc, llvm::StringRef pass);
 
 #define GEN_PASS_REGISTRATION
 #include "dist/Dialect/Dist/Transforms/Passes.h.inc"

@@ -76,4 +76,81 @@ def DistMatmulGradOverlap
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def DistParallelEmbedding
+    : Pass<"dist-parallel-embedding", "::mlir::ModuleOp"> {
+  let summary = "Lower embeddings with row-split (vocab-parallel) tables";
+  let description = [{
+    Lowers `dist.embedding` and `dist.embedding_grad` whose weight's rows are
+    split over mesh axis `a` (columns replicated), as Paddle's row-parallel
+    embedding does, with the rank-dependent offset computed in the IR:
+
+    ```mlir
+    %c = dist.process_coord #mesh axis = a
+    %start = arith.muli %c, %local_rows : index
+    ```
+
+    * Forward: `dist.c_embedding(ids, W, start)`, partial (sum) over `a`,
+      then `dist.allreduce` (sum) over `a`.
+    * Backward: `dist.c_identity(out_grad)` over `a`, then
+      `dist.c_embedding_grad(ids, W, out_grad, start)`. When the ids' batch
+      dim is split over a mesh axis `b` of size > 1, the weight gradient is
+      partial over `b`: it is summed over `b` and scaled by `1/size(b)`
+      (or, with `use-avg-allreduce`, reduced with `avg` in one op). When the
+      declared gradient is itself partial over `b`, it is left partial.
+    * Parameter init sync: a *parameter* is a function argument carrying
+      `dist.param = "<name>"`. For each parameter used by a lowered forward
+      embedding not marked `dist.recompute`, and for each mesh axis of size
+      > 1 that does not split it, the startup function broadcasts it from
+      group-local root 0 along that axis, once. The startup function is the
+      `func.func` marked `dist.startup`; it takes the parameters (arguments
+      with `dist.param`) and returns them synchronised (results with the same
+      `dist.param`). It is created (as `@startup`), and parameters are added
+      to it, when missing.
+
+    Embeddings whose rows are not split are local lookups and stay as they
+    are (an error under `require-row-split`). Errors, with a diagnostic on the
+    op: the weight's column dim is split; the ids' batch dim is split over
+    the row axis; the result is split over the row axis; ids and weight on
+    different meshes; a dynamic local row count. Since tensor types hold
+    local shapes, the global vocabulary is `rows * size(a)` and is always
+    divisible by the axis size.
+  }];
+  let options = [
+    Option<"useAvgAllreduce", "use-avg-allreduce", "bool", "false",
+           "Average the data-parallel weight gradient with one avg "
+           "allreduce instead of Paddle's sum allreduce and scale">,
+    Option<"requireRowSplit", "require-row-split", "bool", "false",
+           "Reject embeddings whose weight rows are not split instead of "
+           "leaving them as local lookups">,
+  ];
+  let statistics = [
+    Statistic<"numForward", "num-forward", "Embeddings lowered">,
+    Statistic<"numBackward", "num-backward", "Embedding gradients lowered">,
+    Statistic<"numBroadcasts", "num-broadcasts",
+              "Parameter init broadcasts added to the startup function">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def DistSpecializeRank : Pass<"dist-specialize-rank", "::mlir::ModuleOp"> {
+  let summary = "Specialise an SPMD program for one process";
+  let description = [{
+    Replaces every `dist.process_coord` with this process's coordinate (the
+    row-major unravel of its position in the mesh's process-id list) and
+    folds what is computed from it, giving the per-rank program that Paddle
+    emits. A rank that is not in an op's mesh is an error.
+
+    ```mlir
+    // rank = 6 on #dist.mesh<shape = [2, 4]>: coordinate (1, 2)
+    %c = dist.process_coord #mesh axis = 1      // becomes arith.constant 2
+    ```
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", "-1",
+           "The process (MPI rank) to specialise the program for">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // DIST_DIALECT_DIST_TRANSFORMS_PASSES_TD

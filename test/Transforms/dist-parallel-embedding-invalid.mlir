@@ -1,0 +1,91 @@
+// RUN: dist-opt %s --dist-parallel-embedding -split-input-file -verify-diagnostics
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @column_split(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [-1, 1]>>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{weight's column dim is split over mesh axis 1; only row-parallel (vocab-parallel) embeddings can be lowered}}
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x16xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<4x16xf32>
+  return %e : tensor<4x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @rows_and_batch_same_axis(%ids: tensor<4xi64, #dist.tensor<#mesh, [1]>>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, %g: tensor<4x16xf32>) -> tensor<100x16xf32> {
+  // expected-error @+1 {{ids batch dim is split over mesh axis 1, which also splits the weight rows}}
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<4xi64, #dist.tensor<#mesh, [1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x16xf32> -> tensor<100x16xf32>
+  return %dw : tensor<100x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @forward_same_axis(%ids: tensor<4xi64, #dist.tensor<#mesh, [1]>>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{ids batch dim is split over mesh axis 1, which also splits the weight rows}}
+  %e = dist.embedding %ids, %w : tensor<4xi64, #dist.tensor<#mesh, [1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32>
+  return %e : tensor<4x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @result_split_on_row_axis(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>> {
+  // expected-error @+1 {{looked-up rows are split over mesh axis 1, on which the lookup is partial}}
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %e : tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [8]>
+func.func @meshes_differ(%ids: tensor<4xi64, #dist.tensor<#other, [0]>>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{ids and weight are distributed on different meshes}}
+  %e = dist.embedding %ids, %w : tensor<4xi64, #dist.tensor<#other, [0]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32>
+  return %e : tensor<4x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @dynamic_rows(%ids: tensor<4xi64>, %w: tensor<?x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{weight has a dynamic row count; start_index needs the local row count}}
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<?x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32>
+  return %e : tensor<4x16xf32>
+}
+
+// -----
+
+// Bad input the verifier already rejects before the pass runs: non-integer
+// ids and a mesh axis out of range.
+func.func @float_ids(%ids: tensor<4xf32>, %w: tensor<100x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'dist.embedding' op operand #0 must be ranked tensor of integer values}}
+  %e = dist.embedding %ids, %w : tensor<4xf32>, tensor<100x16xf32> -> tensor<4x16xf32>
+  return %e : tensor<4x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// expected-error @+1 {{dims_mapping entry 2 of dim 0 must be -1 or a mesh axis in [0, 2)}}
+func.func @axis_out_of_range(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [2, -1]>>) {
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @out_grad_split_on_row_axis(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, %g: tensor<4x16xf32, #dist.tensor<#mesh, [-1, 1]>>) -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> {
+  // expected-error @+1 {{looked-up rows are split over mesh axis 1, on which the lookup is partial}}
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<4xi64>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x16xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %dw : tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [8]>
+func.func @result_mesh_differs(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16xf32, #dist.tensor<#other, [-1, -1]>> {
+  // expected-error @+1 {{looked-up rows and weight are distributed on different meshes}}
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32, #dist.tensor<#other, [-1, -1]>>
+  return %e : tensor<4x16xf32, #dist.tensor<#other, [-1, -1]>>
+}
