@@ -7,13 +7,18 @@
 //
 //   forward:  vocab-parallel embedding -> dropout -> column-parallel linear
 //             -> row-parallel linear -> allreduce(mp) -> dropout
-//   backward: the same in reverse, with the dp gradient sync of the weights
-//   AMP:      check_finite_and_unscale over the weight gradients, found_inf
-//             agreed on by every process (MAX over the whole mesh)
+//   backward: the same in reverse, with the dp gradient sync of the linear
+//             weights; the backward of a dropout is the dropout recomputed
+//             with the forward mask (recompute_of names its forward twin)
+//   AMP:      the step returns the weight gradients (results marked
+//             dist.grad) and takes the loss scale (dist.loss_scale)
 //
-// Parameters are the arguments marked {dist.param = "<name>"}; passes that
-// need parameter initialisation (the vocab-parallel embedding's broadcast)
-// add it to the startup function, marked dist.startup.
+// This is the program *before* the auto-parallel rewrites:
+//   dist-opt examples/gpt_block.mlir --dist-auto-parallel
+// lowers the embedding (and adds the startup function that broadcasts the
+// table), gives the dropouts shared seeds, inserts the AMP check and splits
+// the column-parallel matmul_grad so its allreduce overlaps the dW matmul.
+// Parameters are the arguments marked {dist.param = "<name>"}.
 
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 
@@ -23,18 +28,17 @@ func.func @train_step(
     %w1: tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>> {dist.param = "w1"},
     %w2: tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w2"},
     %dout: tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>,
-    %loss_scale: tensor<1xf32>)
+    %loss_scale: tensor<1xf32> {dist.loss_scale})
     -> (tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>,
-        tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-        tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>>,
-        tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-        tensor<1xi1, #dist.tensor<#mesh, [-1]>>) {
+        tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>> {dist.grad = "wemb"},
+        tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>> {dist.grad = "w1"},
+        tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>> {dist.grad = "w2"}) {
   // ---- forward ----
   %emb = dist.embedding %ids, %wemb
       : tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>,
         tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
-  %h0 = dist.dropout %emb prob = 1.000000e-01 {fix_seed = 11 : i32}
+  %h0 = dist.dropout %emb prob = 1.000000e-01 {fix_seed = 11 : i32, id = "emb_drop"}
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
   // Column-parallel linear: the output's hidden dim is split over mp.
@@ -50,13 +54,12 @@ func.func @train_step(
   %h2 = dist.allreduce %h2p on #mesh axes = [1] reduce = sum
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
-  %out = dist.dropout %h2 prob = 1.000000e-01 {fix_seed = 13 : i32}
+  %out = dist.dropout %h2 prob = 1.000000e-01 {id = "out_drop"}
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
 
   // ---- backward ----
-  // The gradient of dropout is dropout of the gradient with the same mask.
-  %dh2 = dist.dropout %dout prob = 1.000000e-01 {fix_seed = 13 : i32}
+  %dh2 = dist.dropout %dout prob = 1.000000e-01 {recompute_of = "out_drop"}
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
   %dh1, %dw2p = dist.matmul_grad %h1, %w2, %dh2
@@ -76,7 +79,7 @@ func.func @train_step(
   %dh0 = dist.allreduce %dh0p on #mesh axes = [1] reduce = sum
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
-  %demb = dist.dropout %dh0 prob = 1.000000e-01 {fix_seed = 11 : i32}
+  %demb = dist.dropout %dh0 prob = 1.000000e-01 {fix_seed = 11 : i32, recompute_of = "emb_drop"}
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
   %dwemb = dist.embedding_grad %ids, %wemb, %demb
@@ -94,30 +97,9 @@ func.func @train_step(
       -> tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>
   %dw2 = dist.scale %dw2s by 5.000000e-01 : tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>
 
-  // ---- AMP ----
-  // Each process checks its own shards, so its found_inf is a partial MAX
-  // over the whole mesh until the allreduce.
-  %g:3, %inf_local = dist.check_finite_and_unscale %dwemb, %dw1, %dw2 scale %loss_scale
-      : (tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-         tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>>,
-         tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<1xf32>)
-      -> (tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-          tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>>,
-          tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-          tensor<1xi1, #dist.tensor<#mesh, [-1], partial = [0 : max, 1 : max]>>)
-  %inf_i32 = arith.extui %inf_local
-      : tensor<1xi1, #dist.tensor<#mesh, [-1], partial = [0 : max, 1 : max]>>
-        to tensor<1xi32, #dist.tensor<#mesh, [-1], partial = [0 : max, 1 : max]>>
-  %inf_any = dist.allreduce %inf_i32 on #mesh axes = [0, 1] reduce = max
-      : tensor<1xi32, #dist.tensor<#mesh, [-1], partial = [0 : max, 1 : max]>>
-      -> tensor<1xi32, #dist.tensor<#mesh, [-1]>>
-  %found_inf = arith.trunci %inf_any
-      : tensor<1xi32, #dist.tensor<#mesh, [-1]>> to tensor<1xi1, #dist.tensor<#mesh, [-1]>>
-
-  return %out, %g#0, %g#1, %g#2, %found_inf
+  return %out, %dwemb, %dw1, %dw2
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>,
         tensor<256x64xf32, #dist.tensor<#mesh, [1, -1]>>,
         tensor<64x64xf32, #dist.tensor<#mesh, [-1, 1]>>,
-        tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>,
-        tensor<1xi1, #dist.tensor<#mesh, [-1]>>
+        tensor<64x64xf32, #dist.tensor<#mesh, [1, -1]>>
 }

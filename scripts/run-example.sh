@@ -14,8 +14,8 @@ if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
   example=$1
   shift
 fi
-# Without flags, run the auto-parallel rewrites that exist so far.
+# Without flags, run the default pipeline.
 if [ $# -eq 0 ]; then
-  set -- --dist-parallel-embedding --dist-matmul-grad-overlap
+  set -- --dist-auto-parallel
 fi
 exec "$build/bin/dist-opt" "$example" "$@"

@@ -1,54 +1,68 @@
 // The shipped example parses, verifies and round-trips (text, generic and
-// bytecode forms), and keeps the structure the passes rely on.
-// RUN: dist-opt %examples/gpt_block.mlir --verify-roundtrip | FileCheck %s
-// RUN: dist-opt %examples/gpt_block.mlir --mlir-print-op-generic | dist-opt | FileCheck %s
+// bytecode forms).
+// RUN: dist-opt %examples/gpt_block.mlir --verify-roundtrip | FileCheck %s --check-prefix=PARSE
+// RUN: dist-opt %examples/gpt_block.mlir --mlir-print-op-generic | dist-opt | FileCheck %s --check-prefix=PARSE
+// PARSE: #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// PARSE-LABEL: func.func @train_step
+// PARSE-COUNT-2: dist.matmul_grad
+// PARSE: return
 
-// CHECK: #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// The README's main command: the whole --dist-auto-parallel pipeline.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel | FileCheck %s
+// The pipeline's result verifies and round-trips too.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel | dist-opt --verify-roundtrip | FileCheck %s
+
 // CHECK-LABEL: func.func @train_step
-// CHECK:       dist.embedding
-// CHECK:       dist.dropout
-// CHECK:       dist.matmul
-// CHECK:       dist.matmul
-// CHECK:       dist.allreduce {{.*}} axes = [1] reduce = sum
-// CHECK:       dist.dropout
-// CHECK:       dist.matmul_grad
-// CHECK:       %[[DX:.*]], %{{.*}} = dist.matmul_grad
-// CHECK-NEXT:  dist.allreduce %[[DX]] on #mesh axes = [1] reduce = sum
-// CHECK:       dist.embedding_grad
-// CHECK:       dist.check_finite_and_unscale
-// CHECK:       dist.allreduce {{.*}} axes = [0, 1] reduce = max
+// CHECK-SAME: -> ({{.*}}, tensor<1xi1, #dist.tensor<#mesh, [-1]>> {dist.found_inf})
+// Vocab-parallel embedding, start_index from this process's mp coordinate.
+// CHECK:      %[[C:.*]] = dist.process_coord #mesh axis = 1
+// CHECK:      %[[START:.*]] = arith.muli %[[C]], %{{.*}} : index
+// CHECK-NEXT: %[[E:.*]] = dist.c_embedding %arg0, %arg1 start = %[[START]] : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
+// CHECK-NEXT: %[[EMB:.*]] = dist.allreduce %[[E]] on #mesh axes = [1] reduce = sum
+// Dropout seeds: fixed 11 for the embedding dropout, run-time for the other.
+// CHECK-NEXT: %[[S11:.*]] = dist.seed 11 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
+// CHECK-NEXT: %[[H0:.*]] = dist.dropout %[[EMB]] seed(%[[S11]] : {{.*}}) prob = 1.000000e-01 {id = "emb_drop"}
+// CHECK:      %[[S0:.*]] = dist.seed 0 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
+// CHECK-NEXT: dist.dropout %{{.*}} seed(%[[S0]] : {{.*}}) prob = 1.000000e-01 {id = "out_drop"}
+// CHECK-NEXT: dist.dropout %arg4 seed(%[[S0]] : {{.*}}) prob = 1.000000e-01 {recompute_of = "out_drop"}
+// The row-parallel matmul_grad stays; the column-parallel one is split, its
+// allreduce on the mp stream before the dW matmul.
+// CHECK-NEXT: %[[DH1:.*]], %{{.*}} = dist.matmul_grad
+// CHECK-NEXT: %[[DX:.*]] = dist.matmul %[[DH1]], %arg2 transpose_y
+// CHECK-NEXT: %[[DH0:.*]] = dist.allreduce %[[DX]] on #mesh axes = [1] reduce = sum stream = mp
+// CHECK-NEXT: tensor.collapse_shape %[[H0]]
+// CHECK-NEXT: tensor.collapse_shape %[[DH1]]
+// CHECK-NEXT: dist.matmul {{.*}} transpose_x
+// CHECK-NEXT: dist.dropout %[[DH0]] seed(%[[S11]] : {{.*}}) prob = 1.000000e-01 {recompute_of = "emb_drop"}
+// The embedding backward: c_identity, c_embedding_grad, dp average.
+// CHECK:      dist.c_identity %{{.*}} on #mesh axes = [1]
+// CHECK-NEXT: dist.c_embedding_grad {{.*}} start = %{{.*}} : {{.*}} -> tensor<256x64xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: dist.allreduce {{.*}} axes = [0] reduce = sum
+// CHECK-NEXT: dist.scale {{.*}} by 5.000000e-01
+// AMP after the last gradient, found_inf agreed on over the whole mesh.
+// CHECK:      %[[U:.*]]:3, %[[INF:.*]] = dist.check_finite_and_unscale {{.*}} scale %arg5
+// CHECK-NEXT: arith.extui %[[INF]]
+// CHECK-NEXT: dist.allreduce {{.*}} axes = [0, 1] reduce = max
+// CHECK-NEXT: %[[F:.*]] = arith.trunci
+// CHECK-NEXT: return %{{.*}}, %[[U]]#0, %[[U]]#1, %[[U]]#2, %[[F]]
+// CHECK-NOT:  dist.embedding
+// CHECK-NOT:  fix_seed
+// Parameter init sync of the embedding table along dp.
+// CHECK-LABEL: func.func @startup
+// CHECK-SAME: attributes {dist.startup}
+// CHECK-NEXT: %[[B:.*]] = dist.broadcast %arg0 on #mesh axes = [0] root = 0
+// CHECK-NEXT: return %[[B]]
 
-// The README's main command splits the column-parallel matmul_grad: the dX
-// allreduce moves above the dW matmul. The row-parallel one has no allreduce
-// of dX and stays.
-// RUN: dist-opt %examples/gpt_block.mlir --dist-matmul-grad-overlap | FileCheck %s --check-prefix=OVERLAP
-// OVERLAP-LABEL: func.func @train_step
-// OVERLAP:       dist.matmul_grad
-// OVERLAP:       %[[DX:.*]] = dist.matmul %{{.*}}, %arg2 transpose_y
-// OVERLAP-NEXT:  dist.allreduce %[[DX]] on #mesh axes = [1] reduce = sum stream = mp
-// OVERLAP-NEXT:  tensor.collapse_shape
-// OVERLAP-NEXT:  tensor.collapse_shape
-// OVERLAP-NEXT:  dist.matmul {{.*}} transpose_x
-// OVERLAP-NOT:   dist.matmul_grad
+// Options reach the passes: the avg allreduce replaces sum + scale, and
+// remarks explain the matmul_grad that was not split.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel="use-avg-allreduce=true remarks=true" 2>&1 | FileCheck %s --check-prefix=OPTS
+// OPTS: remark: not split: x_grad is not reduced by a dist.allreduce
+// OPTS: dist.c_embedding_grad {{.*}} partial = [0 : avg]
+// OPTS-NEXT: dist.allreduce {{.*}} axes = [0] reduce = avg
 
-// The vocab-parallel embedding: forward and backward lowered, the table
-// broadcast along dp at startup. Specialised for rank 6 (coordinate (1, 2)),
-// start_index is 2 * 256 local rows = 512.
-// RUN: dist-opt %examples/gpt_block.mlir --dist-parallel-embedding | FileCheck %s --check-prefix=EMB
-// RUN: dist-opt %examples/gpt_block.mlir --dist-parallel-embedding --dist-specialize-rank=rank=6 | FileCheck %s --check-prefix=RANK6
-// EMB-LABEL:  func.func @train_step
-// EMB:        %[[C:.*]] = dist.process_coord #mesh axis = 1
-// EMB:        dist.c_embedding %arg0, %arg1 start = %{{.*}} : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
-// EMB-NEXT:   dist.allreduce {{.*}} axes = [1] reduce = sum
-// EMB:        dist.c_identity %{{.*}} on #mesh axes = [1]
-// EMB-NEXT:   dist.c_embedding_grad {{.*}} -> tensor<256x64xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
-// EMB-NEXT:   dist.allreduce {{.*}} axes = [0] reduce = sum
-// EMB-NEXT:   dist.scale {{.*}} by 5.000000e-01
-// EMB-NOT:    dist.embedding
-// EMB-LABEL:  func.func @startup
-// EMB-NEXT:   dist.broadcast %arg0 on #mesh axes = [0] root = 0
+// Specialised for rank 6 (coordinate (1, 2)): start_index = 2 * 256 = 512.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel --dist-specialize-rank=rank=6 | FileCheck %s --check-prefix=RANK6
 // RANK6-LABEL: func.func @train_step
 // RANK6-NOT:   dist.process_coord
 // RANK6:       %[[S:.*]] = arith.constant 512 : index
 // RANK6:       dist.c_embedding %arg0, %arg1 start = %[[S]]
-// RANK6:       dist.c_embedding_grad {{.*}} start = %[[S]]

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
                   mlir::mpi::MPIDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect>();
   mlir::dist::registerDistPasses();
+  mlir::dist::registerDistPipelines();
   mlir::dist::test::registerTestDistPatterns();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

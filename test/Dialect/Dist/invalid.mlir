@@ -582,6 +582,14 @@ func.func @f(%x: tensor<4xf32>, %s: tensor<2xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.dropout' op is either a named original (id) or a recomputation (recompute_of), not both}}
+  %0 = dist.dropout %x prob = 0.1 {id = "a", recompute_of = "b"} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
   // expected-error @+1 {{'dist.dropout' op failed to verify that all of {input, result} have same type}}
   %0 = dist.dropout %x prob = 0.1 : tensor<4xf32> -> tensor<4xf16>
   return

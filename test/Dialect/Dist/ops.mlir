@@ -122,6 +122,10 @@ func.func @dropout_scale_amp(%x: tensor<4x8xf32>, %g0: tensor<64xf16>,
   %1 = dist.dropout %x prob = 0.5 {fix_seed = 3 : i32} : tensor<4x8xf32> -> tensor<4x8xf32>
   // CHECK: dist.dropout %{{.*}} prob = 0.000000e+00 {is_test} : tensor<4x8xf32> -> tensor<4x8xf32>
   %2 = dist.dropout %x prob = 0.0 {is_test} : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: dist.dropout %{{.*}} prob = 1.000000e-01 {fix_seed = 5 : i32, id = "attn"}
+  %d0 = dist.dropout %x prob = 0.1 {id = "attn", fix_seed = 5 : i32} : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: dist.dropout %{{.*}} prob = 1.000000e-01 {fix_seed = 5 : i32, recompute_of = "attn"}
+  %d1 = dist.dropout %x prob = 0.1 {recompute_of = "attn", fix_seed = 5 : i32} : tensor<4x8xf32> -> tensor<4x8xf32>
   // CHECK: dist.scale %{{.*}} by 2.500000e-01 : tensor<4x8xf32>
   %3 = dist.scale %x by 0.25 : tensor<4x8xf32>
   // CHECK: %{{.*}}:2, %{{.*}} = dist.check_finite_and_unscale %{{.*}}, %{{.*}} scale %{{.*}} : (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xf32>) -> (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xi1>)

@@ -375,6 +375,9 @@ LogicalResult DropoutOp::verify() {
   float prob = getProb().convertToFloat();
   if (!(prob >= 0.0f && prob < 1.0f))
     return emitOpError("prob must be in [0, 1), got ") << prob;
+  if (getId() && getRecomputeOf())
+    return emitOpError("is either a named original (id) or a recomputation "
+                       "(recompute_of), not both");
   if (getSeed()) {
     if (getFixSeed())
       return emitOpError("has both a seed operand and fix_seed; keep one");

@@ -342,11 +342,19 @@ def Dist_DropoutOp : Dist_Op<"dropout",
     set, else from a run-time random seed. A seed operand and `fix_seed`
     together are rejected: which one wins would be ambiguous.
 
+    Recomputation: a forward dropout may be named with `id`; its copy
+    recomputed in the backward part names it with `recompute_of` and must
+    draw the same mask. `--dist-dropout-seed` gives both the same
+    `dist.seed` value and rejects twins whose seeds differ. A dropout is
+    either a named original or a recomputation, not both.
+
     ```mlir
     %s = dist.seed 7 : tensor<1xi32>
     %y = dist.dropout %x seed(%s : tensor<1xi32>) prob = 1.000000e-01
         : tensor<4x16x1024xf32> -> tensor<4x16x1024xf32>
-    %z = dist.dropout %x prob = 1.000000e-01 {fix_seed = 7 : i32}
+    %z = dist.dropout %x prob = 1.000000e-01 {fix_seed = 7 : i32, id = "attn"}
+        : tensor<4x16x1024xf32> -> tensor<4x16x1024xf32>
+    %r = dist.dropout %x prob = 1.000000e-01 {fix_seed = 7 : i32, recompute_of = "attn"}
         : tensor<4x16x1024xf32> -> tensor<4x16x1024xf32>
     ```
   }];
@@ -355,7 +363,9 @@ def Dist_DropoutOp : Dist_Op<"dropout",
     Optional<RankedTensorOf<[I32]>>:$seed,
     F32Attr:$prob,
     OptionalAttr<I32Attr>:$fix_seed,
-    UnitAttr:$is_test
+    UnitAttr:$is_test,
+    OptionalAttr<StrAttr>:$id,
+    OptionalAttr<StrAttr>:$recompute_of
   );
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{

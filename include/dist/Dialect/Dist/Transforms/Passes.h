@@ -56,10 +56,61 @@ constexpr llvm::StringLiteral kParamAttrName = "dist.param";
 constexpr llvm::StringLiteral kStartupAttrName = "dist.startup";
 /// Unit attribute marking an op as the recomputation of a forward op.
 constexpr llvm::StringLiteral kRecomputeAttrName = "dist.recompute";
+/// Result attribute naming the parameter whose gradient a result is.
+constexpr llvm::StringLiteral kGradAttrName = "dist.grad";
+/// Argument attribute marking the AMP loss scale.
+constexpr llvm::StringLiteral kLossScaleAttrName = "dist.loss_scale";
+/// Result attribute marking the AMP found_inf flag.
+constexpr llvm::StringLiteral kFoundInfAttrName = "dist.found_inf";
 
 /// The location of an op made by the rewrite named `pass` from an op at
 /// `loc`: a FusedLoc tagged with the pass name.
 Location rewriteLoc(Location loc, llvm::StringRef pass);
+
+//===----------------------------------------------------------------------===//
+// The --dist-auto-parallel pipeline (Pipelines.cpp)
+//===----------------------------------------------------------------------===//
+
+struct DistAutoParallelOptions
+    : public PassPipelineOptions<DistAutoParallelOptions> {
+  PassOptions::Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Emit remarks for rewrites that were skipped, saying why"),
+      llvm::cl::init(false)};
+  PassOptions::Option<double> minOverlapRatio{
+      *this, "min-overlap-ratio",
+      llvm::cl::desc("Matmul-grad overlap cost gate (0 disables it)"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<bool> useAvgAllreduce{
+      *this, "use-avg-allreduce",
+      llvm::cl::desc("Embedding: average dp weight gradients with one avg "
+                     "allreduce"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> requireRowSplit{
+      *this, "require-row-split",
+      llvm::cl::desc("Embedding: reject embeddings whose rows are not split"),
+      llvm::cl::init(false)};
+  PassOptions::Option<double> peakTflops{
+      *this, "peak-tflops",
+      llvm::cl::desc("Cost model: peak TFLOP/s of one process"),
+      llvm::cl::init(CostModelOptions().peakTflops)};
+  PassOptions::Option<double> linkLatencyUs{
+      *this, "link-latency-us",
+      llvm::cl::desc("Cost model: latency of one collective in us"),
+      llvm::cl::init(CostModelOptions().linkLatencyUs)};
+  PassOptions::Option<double> linkBandwidthGBps{
+      *this, "link-bandwidth-gbps",
+      llvm::cl::desc("Cost model: link bandwidth in GB/s"),
+      llvm::cl::init(CostModelOptions().linkBandwidthGBps)};
+};
+
+/// Dropout seeds, vocab-parallel embedding, AMP check-finite, matmul-grad
+/// overlap, in that order, with `options` forwarded to each.
+void buildDistAutoParallelPipeline(OpPassManager &pm,
+                                   const DistAutoParallelOptions &options);
+
+/// Registers --dist-auto-parallel.
+void registerDistPipelines();
 
 #define GEN_PASS_REGISTRATION
 #include "dist/Dialect/Dist/Transforms/Passes.h.inc"

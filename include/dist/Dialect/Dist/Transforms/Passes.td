@@ -5,14 +5,17 @@
 
 include "mlir/Pass/PassBase.td"
 
-// Constants of the shared cost model (dist/Analysis/CostModel.h), repeated
-// by every pass that estimates time so that they read the same everywhere.
+// Constants of the shared cost model (dist/Analysis/CostModel.h), offered by
+// every pass that estimates time, with the model's own defaults.
 defvar CostModelOptions = [
-  Option<"peakTflops", "peak-tflops", "double", "100.0",
+  Option<"peakTflops", "peak-tflops", "double",
+         "::mlir::dist::CostModelOptions().peakTflops",
          "Peak compute throughput of one process, in TFLOP/s">,
-  Option<"linkLatencyUs", "link-latency-us", "double", "10.0",
+  Option<"linkLatencyUs", "link-latency-us", "double",
+         "::mlir::dist::CostModelOptions().linkLatencyUs",
          "Fixed cost of one collective, in microseconds">,
-  Option<"linkBandwidthGBps", "link-bandwidth-gbps", "double", "100.0",
+  Option<"linkBandwidthGBps", "link-bandwidth-gbps", "double",
+         "::mlir::dist::CostModelOptions().linkBandwidthGBps",
          "Link bandwidth per process, in GB/s">,
 ];
 
@@ -149,6 +152,66 @@ def DistSpecializeRank : Pass<"dist-specialize-rank", "::mlir::ModuleOp"> {
   let options = [
     Option<"rank", "rank", "int64_t", "-1",
            "The process (MPI rank) to specialise the program for">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def DistDropoutSeed : Pass<"dist-dropout-seed", "::mlir::func::FuncOp"> {
+  let summary = "Give each dropout a seed op shared with its recomputation";
+  let description = [{
+    Paddle's `modify_forward_desc_for_recompute`: every dropout of the
+    forward part that has no seed operand gets a `dist.seed` right before
+    it, with the dropout's `fix_seed` value when set and 0 ("draw at run
+    time") otherwise, replicated (`dims_mapping = [-1]`) on the dropout's
+    mesh; the seed becomes the dropout's seed operand and `fix_seed` is
+    dropped.
+
+    The forward part: every dropout *not* marked `recompute_of`. A dropout
+    recomputed in the backward part names its forward twin with
+    `recompute_of = "<id>"` (the twin carries `id = "<id>"`); it gets the
+    twin's seed SSA value, so both draw the same mask even when the seed is
+    drawn at run time. (Paddle's "everything before the first grad op" rule
+    is not used: the backward of a dropout can precede every grad op.)
+
+    Errors: a `recompute_of` naming no forward dropout of the function, two
+    forward dropouts with one `id`, a recomputed dropout whose seed operand,
+    `fix_seed` or `prob` differs from its twin's, or whose twin's seed does
+    not dominate it. Dropouts that already have a seed, and existing seed
+    ops, are left alone; the pass is idempotent.
+  }];
+  let statistics = [
+    Statistic<"numSeeds", "num-seeds", "Seed ops inserted">,
+    Statistic<"numTwins", "num-twins", "Recomputed dropouts rewired">,
+  ];
+}
+
+def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
+  let summary = "Unscale AMP gradients and agree on found_inf";
+  let description = [{
+    Paddle's `_check_and_update_gradient` for functions that are AMP
+    training steps: the parameter gradients are the results marked
+    `{dist.grad = "<param>"}`, the loss scale is the argument marked
+    `{dist.loss_scale}` (a one-element float tensor).
+
+    Right after the last gradient is computed, the pass inserts
+    `dist.check_finite_and_unscale` over the gradients; every later use of a
+    gradient (an optimizer update, the return) reads the unscaled value.
+    `found_inf` is returned as a new result marked `{dist.found_inf}`.
+
+    On a mesh of more than one process each process checks only its shards,
+    so `found_inf` is partial (max) over every mesh axis: it is cast to i32
+    (as Paddle does), reduced with a MAX `dist.allreduce` over the whole
+    mesh and cast back, so every process takes the same decision. On a
+    single-process mesh (or unannotated gradients) there is no allreduce.
+
+    Errors: a gradient that is not f16, f32 or f64 (named in the
+    diagnostic), gradients on different meshes, more than one loss scale, a
+    loss scale that is not a one-element float tensor, and a function that
+    is called (its new result would break the call). Functions with a
+    `dist.found_inf` result are already done and are left alone.
+  }];
+  let statistics = [
+    Statistic<"numSteps", "num-steps", "AMP steps rewritten">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -1,0 +1,35 @@
+//===- Pipelines.cpp - the --dist-auto-parallel pipeline ------------------===//
+
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+void mlir::dist::buildDistAutoParallelPipeline(
+    OpPassManager &pm, const DistAutoParallelOptions &options) {
+  // Seeds first: they only touch dropouts, and later passes may copy ops.
+  pm.addNestedPass<func::FuncOp>(createDistDropoutSeed());
+  // The embedding lowering adds the dp sync of the table gradient, so it
+  // runs before AMP looks for the last gradient.
+  pm.addPass(createDistParallelEmbedding(DistParallelEmbeddingOptions{
+      options.useAvgAllreduce, options.requireRowSplit}));
+  pm.addPass(createDistAmpCheckFinite());
+  // Overlap last: it reorders the backward, which the others do not care
+  // about, and it must see the final allreduces.
+  pm.addNestedPass<func::FuncOp>(
+      createDistMatmulGradOverlap(DistMatmulGradOverlapOptions{
+          options.remarks, options.minOverlapRatio, options.peakTflops,
+          options.linkLatencyUs, options.linkBandwidthGBps}));
+}
+
+void mlir::dist::registerDistPipelines() {
+  PassPipelineRegistration<DistAutoParallelOptions>(
+      "dist-auto-parallel",
+      "The auto-parallel rewrites in order: dropout seeds, vocab-parallel "
+      "embedding, AMP check-finite, matmul-grad overlap",
+      buildDistAutoParallelPipeline);
+}
