@@ -193,10 +193,12 @@ public:
     unsigned resultIndex = getOrAddParameter(name, type);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     Value current = ret.getOperand(resultIndex);
-    for (Value v = current; auto bcast = v.getDefiningOp<BroadcastOp>();
-         v = bcast.getInput())
+    Value v = current;
+    while (auto bcast = v.getDefiningOp<BroadcastOp>()) {
       if (bcast.getAxes() == ArrayRef<int64_t>{axis})
         return false;
+      v = bcast.getInput();
+    }
     OpBuilder b(ret);
     auto bcast = BroadcastOp::create(b, loc, current.getType(), current, mesh,
                                      axis, /*root=*/0, nullptr);
