@@ -14,8 +14,9 @@ if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
   example=$1
   shift
 fi
-# Without flags, run the default pipeline.
+# Without flags, run the default pipeline and print the overlap report (on
+# stderr, after the IR on stdout).
 if [ $# -eq 0 ]; then
-  set -- --dist-auto-parallel
+  set -- --dist-auto-parallel --dist-overlap-report
 fi
 exec "$build/bin/dist-opt" "$example" "$@"

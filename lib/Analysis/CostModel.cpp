@@ -64,12 +64,17 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
 }
 
 std::optional<double> CostModel::computeTime(Operation *op) const {
-  auto matmul = dyn_cast<MatmulOp>(op);
-  if (!matmul)
-    return std::nullopt;
-  std::optional<double> flops = matmulFlops(
-      matmul.getX().getType(), matmul.getResult().getType(),
-      matmul.getTransposeX());
+  std::optional<double> flops;
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    flops = matmulFlops(matmul.getX().getType(), matmul.getResult().getType(),
+                        matmul.getTransposeX());
+  } else if (auto grad = dyn_cast<MatmulGradOp>(op)) {
+    // Two matmuls (dX and dY), each as costly as the forward one.
+    flops = matmulFlops(grad.getX().getType(), grad.getOutGrad().getType(),
+                        grad.getTransposeX());
+    if (flops)
+      *flops *= 2.0;
+  }
   if (!flops)
     return std::nullopt;
   return computeTime(*flops);

@@ -53,7 +53,8 @@ public:
   /// nothing for other ops and dynamic shapes.
   std::optional<double> collectiveTime(Operation *op) const;
 
-  /// Seconds of a compute op the model knows (dist.matmul), or nothing.
+  /// Seconds of a compute op the model knows (dist.matmul and
+  /// dist.matmul_grad), or nothing.
   std::optional<double> computeTime(Operation *op) const;
 
   const CostModelOptions &getOptions() const { return options; }

@@ -329,6 +329,115 @@ func.func @f(%x: tensor<8xf32>) {
 // -----
 
 //===----------------------------------------------------------------------===//
+// Asynchronous collectives and dist.wait
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.allreduce' op is asynchronous (returns a future) but is not on a communication stream}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  %r = dist.wait %f : !dist.future<tensor<8xf32>>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.allreduce' op is asynchronous (returns a future) but is not on a communication stream}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = compute : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  %r = dist.wait %f : !dist.future<tensor<8xf32>>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> !dist.future<tensor<8xf32>> {
+  // A value of an unfinished collective is used: here it escapes by return.
+  // expected-error @+1 {{'dist.allreduce' op result is used by 'func.return' before a dist.wait completes it}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = dp : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  return %f : !dist.future<tensor<8xf32>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.allreduce' op result is used by 'dist.scale' before a dist.wait completes it}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = dp : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  %s = "dist.scale"(%f) <{factor = 2.0 : f64}> : (!dist.future<tensor<8xf32>>) -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // expected-error @+1 {{'dist.allreduce' op result is waited for more than once}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = dp : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  %a = dist.wait %f : !dist.future<tensor<8xf32>>
+  %b = dist.wait %f : !dist.future<tensor<8xf32>>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.broadcast' op result is never waited for}}
+  %f = dist.broadcast %x on #mesh axes = [0] root = 0 stream = dp : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // The future escapes its block into a nested region.
+  // expected-error @+1 {{'dist.allreduce' op result is waited for in another block; a future may not leave the block of its collective}}
+  %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = dp : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  %r = scf.execute_region -> tensor<8xf32> {
+    %v = dist.wait %f : !dist.future<tensor<8xf32>>
+    scf.yield %v : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @f(%f: !dist.future<tensor<8xf32>>) -> tensor<4xf32> {
+  // expected-error @+1 {{use of value '%f' expects different type than prior uses: '!dist.future<tensor<4xf32>>' vs '!dist.future<tensor<8xf32>>'}}
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%f: !dist.future<tensor<8xf32>>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.wait' op waits for nothing: its future does not come from a collective}}
+  %r = dist.wait %f : !dist.future<tensor<8xf32>>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @f(%f: !dist.future<tensor<8xf32>>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.wait' op failed to verify that result is the value type of the future}}
+  %r = "dist.wait"(%f) : (!dist.future<tensor<8xf32>>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+2 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
+// expected-error @+1 {{failed to parse Dist_FutureType parameter 'valueType'}}
+func.func private @f(!dist.future<f32>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // dist.process_coord and dist.seed
 //===----------------------------------------------------------------------===//
 

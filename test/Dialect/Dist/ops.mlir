@@ -55,6 +55,26 @@ func.func @collectives(
   return
 }
 
+// CHECK-LABEL: func @async_collectives
+func.func @async_collectives(%x: tensor<4x8xf32>,
+    %p: tensor<8x16xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>) -> (tensor<4x8xf32>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // CHECK: %[[F:.*]] = dist.allreduce %{{.*}} on #[[MESH]] axes = [1] reduce = sum stream = mp : tensor<8x16xf32, {{.*}}> -> !dist.future<tensor<8x16xf32, #dist.tensor<#[[MESH]], [0, -1]>>>
+  %f = dist.allreduce %p on #mesh axes = [1] reduce = sum stream = mp
+      : tensor<8x16xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>
+      -> !dist.future<tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>>
+  // CHECK: %[[G:.*]] = dist.broadcast %{{.*}} root = 0 stream = dp : tensor<4x8xf32> -> !dist.future<tensor<4x8xf32>>
+  %g = dist.broadcast %x on #mesh axes = [0] root = 0 stream = dp : tensor<4x8xf32> -> !dist.future<tensor<4x8xf32>>
+  // CHECK: dist.c_identity %{{.*}} stream = sharding : tensor<4x8xf32> -> !dist.future<tensor<4x8xf32>>
+  %h = dist.c_identity %x on #mesh axes = [0] stream = sharding : tensor<4x8xf32> -> !dist.future<tensor<4x8xf32>>
+  %s = dist.scale %x by 2.0 : tensor<4x8xf32>
+  // CHECK: dist.wait %[[G]] : !dist.future<tensor<4x8xf32>>
+  %gv = dist.wait %g : !dist.future<tensor<4x8xf32>>
+  %hv = dist.wait %h : !dist.future<tensor<4x8xf32>>
+  // CHECK: dist.wait %[[F]] : !dist.future<tensor<8x16xf32, #dist.tensor<#[[MESH]], [0, -1]>>>
+  %r = dist.wait %f : !dist.future<tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>>
+  return %gv, %r : tensor<4x8xf32>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>
+}
+
 // CHECK-LABEL: func @rank_dependent
 func.func @rank_dependent() -> (index, index, tensor<1xi32>, tensor<1xi32, #dist.tensor<#mesh, [-1]>>) {
   // CHECK: dist.process_coord #[[PERM]] axis = 1

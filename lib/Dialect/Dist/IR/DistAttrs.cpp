@@ -19,6 +19,16 @@ using namespace mlir::dist;
 #define GET_ATTRDEF_CLASSES
 #include "dist/Dialect/Dist/IR/DistAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dist/Dialect/Dist/IR/DistTypes.cpp.inc"
+
+void DistDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dist/Dialect/Dist/IR/DistTypes.cpp.inc"
+      >();
+}
+
 void DistDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -29,6 +29,7 @@ struct DistOpAsmDialectInterface : public OpAsmDialectInterface {
 
 void DistDialect::initialize() {
   registerAttributes();
+  registerTypes();
   addOperations<
 #define GET_OP_LIST
 #include "dist/Dialect/Dist/IR/DistOps.cpp.inc"

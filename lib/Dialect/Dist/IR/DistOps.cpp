@@ -16,6 +16,13 @@ using namespace mlir::dist;
 
 #include "dist/Dialect/Dist/IR/DistInterfaces.cpp.inc"
 
+RankedTensorType CollectiveOpInterface::getResultTensorType() {
+  Type type = getResult().getType();
+  if (auto future = dyn_cast<FutureType>(type))
+    return future.getValueType();
+  return cast<RankedTensorType>(type);
+}
+
 //===----------------------------------------------------------------------===//
 // Custom directives
 //===----------------------------------------------------------------------===//
@@ -76,12 +83,40 @@ static LogicalResult verifyOnMesh(Operation *op, TensorDistAttr dist,
   return success();
 }
 
+/// An asynchronous collective runs on a communication stream and is
+/// completed by exactly one dist.wait in its own block, before which nothing
+/// reads its result.
+static LogicalResult verifyAsync(CollectiveOpInterface op) {
+  if (!op.isAsync())
+    return success();
+  std::optional<StreamKind> stream = op.getStream();
+  if (!stream || *stream == StreamKind::Compute)
+    return op->emitOpError("is asynchronous (returns a future) but is not on "
+                           "a communication stream");
+  Value future = op.getResult();
+  WaitOp wait;
+  for (Operation *user : future.getUsers()) {
+    if (!isa<WaitOp>(user))
+      return op->emitOpError("result is used by '")
+             << user->getName() << "' before a dist.wait completes it";
+    if (wait)
+      return op->emitOpError("result is waited for more than once");
+    wait = cast<WaitOp>(user);
+  }
+  if (!wait)
+    return op->emitOpError("result is never waited for");
+  if (wait->getBlock() != op->getBlock())
+    return op->emitOpError("result is waited for in another block; a future "
+                           "may not leave the block of its collective");
+  return success();
+}
+
 /// Shape, element type and presence of a distribution encoding shared by
 /// the operand and result of every collective.
 static LogicalResult verifyCollectiveTypes(CollectiveOpInterface op) {
   Operation *operation = op.getOperation();
   RankedTensorType in = op.getInput().getType();
-  RankedTensorType out = op.getResult().getType();
+  RankedTensorType out = op.getResultTensorType();
   if (in.getElementType() != out.getElementType())
     return operation->emitOpError("result element type ")
            << out.getElementType() << " differs from the operand's "
@@ -98,13 +133,13 @@ static LogicalResult verifyCollectiveTypes(CollectiveOpInterface op) {
       failed(verifyOnMesh(operation, inDist, op.getMesh(), "operand")) ||
       failed(verifyOnMesh(operation, outDist, op.getMesh(), "result")))
     return failure();
-  return success();
+  return verifyAsync(op);
 }
 
 /// Collectives that only move data leave the distribution as it is.
 static LogicalResult verifyDistUnchanged(CollectiveOpInterface op) {
   if (getTensorDist(op.getInput().getType()) !=
-      getTensorDist(op.getResult().getType()))
+      getTensorDist(op.getResultTensorType()))
     return op->emitOpError("must not change the distribution of its operand");
   return success();
 }
@@ -140,7 +175,8 @@ LogicalResult AllReduceOp::verify() {
              << stringifyReductionKind(getKind());
   }
   TensorDistAttr expected = inDist.dropPartial(getAxes());
-  if (getTensorDist(getResult().getType()) != expected)
+  if (getTensorDist(cast<CollectiveOpInterface>(getOperation())
+                        .getResultTensorType()) != expected)
     return emitOpError("result distribution must be the operand's with the "
                        "reduced axes no longer partial: expected ")
            << expected;
@@ -172,6 +208,14 @@ LogicalResult CIdentityOp::verify() {
   if (failed(verifyCollectiveTypes(*this)))
     return failure();
   return verifyDistUnchanged(*this);
+}
+
+LogicalResult WaitOp::verify() {
+  Operation *def = getFuture().getDefiningOp();
+  if (!def || !isa<CollectiveOpInterface>(def))
+    return emitOpError("waits for nothing: its future does not come from a "
+                       "collective");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

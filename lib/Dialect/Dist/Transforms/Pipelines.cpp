@@ -24,12 +24,17 @@ void mlir::dist::buildDistAutoParallelPipeline(
       createDistMatmulGradOverlap(DistMatmulGradOverlapOptions{
           options.remarks, options.minOverlapRatio, options.peakTflops,
           options.linkLatencyUs, options.linkBandwidthGBps}));
+  // Streams last: they turn the final collectives into futures and waits.
+  pm.addNestedPass<func::FuncOp>(
+      createDistAssignStreams(DistAssignStreamsOptions{
+          llvm::to_vector(options.mpAxes), llvm::to_vector(options.dpAxes),
+          llvm::to_vector(options.shardingAxes)}));
 }
 
 void mlir::dist::registerDistPipelines() {
   PassPipelineRegistration<DistAutoParallelOptions>(
       "dist-auto-parallel",
       "The auto-parallel rewrites in order: dropout seeds, vocab-parallel "
-      "embedding, AMP check-finite, matmul-grad overlap",
+      "embedding, AMP check-finite, matmul-grad overlap, stream assignment",
       buildDistAutoParallelPipeline);
 }

@@ -13,6 +13,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "dist/Dialect/Dist/IR/DistAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dist/Dialect/Dist/IR/DistTypes.h.inc"
+
 namespace mlir {
 namespace dist {
 

@@ -116,4 +116,23 @@ def Dist_TensorDistAttr : Dist_Attr<"TensorDist", "tensor",
   }];
 }
 
+def Dist_FutureType : Dist_Type<"Future", "future"> {
+  let summary = "The pending result of an asynchronous collective";
+  let description = [{
+    A collective issued on a communication stream returns a future of its
+    result tensor; `dist.wait` is the completion point that yields the
+    tensor. Since a future is not a tensor, no op can read the result before
+    the wait: the type system rules out what Paddle's stream tags could not.
+
+    ```mlir
+    %f = dist.allreduce %x on #mesh axes = [1] reduce = sum stream = mp
+        : tensor<8x64xf32> -> !dist.future<tensor<8x64xf32>>
+    ...
+    %r = dist.wait %f : !dist.future<tensor<8x64xf32>>
+    ```
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$valueType);
+  let assemblyFormat = "`<` $valueType `>`";
+}
+
 #endif // DIST_DIALECT_DIST_IR_DISTATTRS_TD

@@ -34,9 +34,11 @@ def Dist_Dialect : Dialect {
       `--dist-specialize-rank` folds to constants for one process.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
+    void registerTypes();
   }];
 }
 
@@ -68,6 +70,11 @@ def Dist_StreamKind : I32EnumAttr<"StreamKind",
 class Dist_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Dist_Dialect, name, traits> {
   let mnemonic = attrMnemonic;
+}
+
+class Dist_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Dist_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
 }
 
 class Dist_Op<string mnemonic, list<Trait> traits = []>

@@ -25,9 +25,18 @@ def Dist_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
       "::llvm::ArrayRef<int64_t>", "getAxes">,
     InterfaceMethod<"The tensor being communicated.",
       "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
-    InterfaceMethod<"The communicated result.",
-      "::mlir::TypedValue<::mlir::RankedTensorType>", "getResult">,
+    InterfaceMethod<"The communicated result: a tensor, or a future of one "
+      "when the collective is asynchronous.",
+      "::mlir::Value", "getResult">,
+    InterfaceMethod<"The stream the collective is issued on, if set.",
+      "std::optional<::mlir::dist::StreamKind>", "getStream">,
   ];
+  let extraClassDeclaration = [{
+    /// The result tensor type, looking through a future.
+    ::mlir::RankedTensorType getResultTensorType();
+    /// Whether the result is a future that a dist.wait completes.
+    bool isAsync() { return ::llvm::isa<FutureType>(getResult().getType()); }
+  }];
 }
 
 #endif // DIST_DIALECT_DIST_IR_DISTINTERFACES_TD

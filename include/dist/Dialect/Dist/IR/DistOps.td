@@ -14,6 +14,9 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 // Collectives
 //===----------------------------------------------------------------------===//
 
+def Dist_CollectiveResult : AnyTypeOf<[AnyRankedTensor, Dist_FutureType],
+    "ranked tensor, or future of one for an asynchronous collective">;
+
 // Collectives carry no side-effect trait on purpose: every process of a group
 // must issue them in the same order, so canonicalize/CSE may neither delete an
 // unused one nor merge two identical ones.
@@ -53,7 +56,7 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
     Dist_ReductionKind:$kind,
     OptionalAttr<Dist_StreamKind>:$stream
   );
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Dist_CollectiveResult:$result);
   let assemblyFormat = commonArgsFormat # [{
     `reduce` `=` $kind (`stream` `=` $stream^)? attr-dict
     `:` type($input) `->` type($result)
@@ -83,7 +86,7 @@ def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast"> {
     ConfinedAttr<I64Attr, [IntNonNegative]>:$root,
     OptionalAttr<Dist_StreamKind>:$stream
   );
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Dist_CollectiveResult:$result);
   let assemblyFormat = commonArgsFormat # [{
     `root` `=` $root (`stream` `=` $stream^)? attr-dict
     `:` type($input) `->` type($result)
@@ -108,10 +111,34 @@ def Dist_CIdentityOp : Dist_CollectiveOp<"c_identity"> {
     DenseI64ArrayAttr:$axes,
     OptionalAttr<Dist_StreamKind>:$stream
   );
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Dist_CollectiveResult:$result);
   let assemblyFormat = commonArgsFormat # [{
     (`stream` `=` $stream^)? attr-dict `:` type($input) `->` type($result)
   }];
+}
+
+def Dist_WaitOp : Dist_Op<"wait", [
+    TypesMatchWith<"result is the value type of the future", "future", "result",
+                   "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
+  let summary = "Completion point of an asynchronous collective";
+  let description = [{
+    Blocks the compute stream until the collective that produced `future`
+    has finished, and yields its result. Every asynchronous collective has
+    exactly one wait, in its own block; `--dist-assign-streams` places it
+    right before the first use of the result, so the communication overlaps
+    everything issued in between.
+
+    ```mlir
+    %f = dist.allreduce %x on #mesh axes = [1] reduce = sum stream = mp
+        : tensor<8x64xf32> -> !dist.future<tensor<8x64xf32>>
+    %y = dist.matmul %a, %b : ...          // overlaps the allreduce
+    %r = dist.wait %f : !dist.future<tensor<8x64xf32>>
+    ```
+  }];
+  let arguments = (ins Dist_FutureType:$future);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,12 @@ namespace mlir {
 namespace dist {
 class MatmulGradOp;
 
+/// Mesh axis names that give a collective its stream by default
+/// (--dist-assign-streams and --dist-auto-parallel).
+inline const std::string kDefaultMpAxes[] = {"mp", "tp"};
+inline const std::string kDefaultDpAxes[] = {"dp"};
+inline const std::string kDefaultShardingAxes[] = {"sharding"};
+
 #define GEN_PASS_DECL
 #include "dist/Dialect/Dist/Transforms/Passes.h.inc"
 
@@ -90,6 +96,18 @@ struct DistAutoParallelOptions
       *this, "require-row-split",
       llvm::cl::desc("Embedding: reject embeddings whose rows are not split"),
       llvm::cl::init(false)};
+  PassOptions::ListOption<std::string> mpAxes{
+      *this, "mp-axes",
+      llvm::cl::desc("Streams: mesh axis names of the model-parallel role"),
+      llvm::cl::list_init<std::string>(kDefaultMpAxes)};
+  PassOptions::ListOption<std::string> dpAxes{
+      *this, "dp-axes",
+      llvm::cl::desc("Streams: mesh axis names of the data-parallel role"),
+      llvm::cl::list_init<std::string>(kDefaultDpAxes)};
+  PassOptions::ListOption<std::string> shardingAxes{
+      *this, "sharding-axes",
+      llvm::cl::desc("Streams: mesh axis names of the sharding role"),
+      llvm::cl::list_init<std::string>(kDefaultShardingAxes)};
   PassOptions::Option<double> peakTflops{
       *this, "peak-tflops",
       llvm::cl::desc("Cost model: peak TFLOP/s of one process"),
@@ -105,7 +123,7 @@ struct DistAutoParallelOptions
 };
 
 /// Dropout seeds, vocab-parallel embedding, AMP check-finite, matmul-grad
-/// overlap, in that order, with `options` forwarded to each.
+/// overlap and stream assignment, in that order, with `options` forwarded.
 void buildDistAutoParallelPipeline(OpPassManager &pm,
                                    const DistAutoParallelOptions &options);
 

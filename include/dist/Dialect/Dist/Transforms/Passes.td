@@ -216,4 +216,77 @@ def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def DistAssignStreams : Pass<"dist-assign-streams", "::mlir::func::FuncOp"> {
+  let summary = "Put collectives on streams with explicit completion points";
+  let description = [{
+    Paddle tags collectives with a stream name and nothing checks the tag
+    (PaddlePaddle PR 64662: the tag silently had no effect, and a misplaced
+    wait serialised the allreduce with the matmul it should overlap). Here a
+    collective moved off the compute stream returns a `!dist.future` and a
+    `dist.wait` completes it, which the verifier checks.
+
+    Policy, per collective:
+    * a `stream` already set (for example `mp` from
+      `--dist-matmul-grad-overlap`) is kept; otherwise the stream follows the
+      role of the first of its mesh axes that has one: axes named in
+      `mp-axes` go to `mp`, `dp-axes` to `dp`, `sharding-axes` to
+      `sharding`; other axes (and unnamed meshes) stay on the compute stream;
+    * a collective whose result is used by the very next op stays on the
+      compute stream (and loses any stream tag): there is nothing to overlap;
+    * otherwise its result becomes a future, and its `dist.wait` is placed
+      right before the first use of the result (before the op that holds the
+      use, when the use is in a region), or before the block terminator when
+      the result is unused: never earlier. Collectives are not reordered, so
+      several on one stream keep their issue order.
+
+    Asynchronous collectives are left as they are: the pass is idempotent.
+  }];
+  let options = [
+    ListOption<"mpAxes", "mp-axes", "std::string",
+               "Mesh axis names of the model-parallel role (default: mp, tp)",
+               "llvm::cl::list_init<std::string>(::mlir::dist::kDefaultMpAxes)">,
+    ListOption<"dpAxes", "dp-axes", "std::string",
+               "Mesh axis names of the data-parallel role (default: dp)",
+               "llvm::cl::list_init<std::string>(::mlir::dist::kDefaultDpAxes)">,
+    ListOption<"shardingAxes", "sharding-axes", "std::string",
+               "Mesh axis names of the sharding role (default: sharding)",
+               "llvm::cl::list_init<std::string>(::mlir::dist::kDefaultShardingAxes)">,
+  ];
+  let statistics = [
+    Statistic<"numAsync", "num-async", "Collectives made asynchronous">,
+    Statistic<"numSync", "num-sync", "Collectives left on the compute stream">,
+  ];
+}
+
+def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
+  let summary = "Estimate compute, communication and exposed communication";
+  let description = [{
+    Simulates each function's schedule with the shared cost model and
+    reports, per function: compute time (matmuls: flops / peak), communication
+    time (collectives: latency + ring factor * bytes / bandwidth, the ring
+    allreduce factor being 2(p-1)/p), the communication left exposed (sync
+    collectives on the compute stream plus the time waits stall), the
+    fraction hidden and the makespan.
+
+    The schedule: ops issue in block order on the compute stream; an
+    asynchronous collective starts when issued and its stream is free, and
+    runs on its stream's track; a `dist.wait` stalls the compute stream until
+    its collective ends. Ops other than matmuls and collectives count as
+    free: the model compares matmul time with communication time.
+
+    Output: a table (or JSON with `format=json`) on stderr or to `output`,
+    and with `trace-file`, a Chrome trace-event file of the estimated
+    schedule (one track per stream, one slice per op, stalls as `dist.wait`
+    slices) that opens in Perfetto or chrome://tracing. The IR is unchanged.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"table\"",
+           "Report format: table or json">,
+    Option<"output", "output", "std::string", "\"-\"",
+           "File to write the report to (- for stderr)">,
+    Option<"traceFile", "trace-file", "std::string", "\"\"",
+           "Write a Chrome trace-event file of the schedule here">,
+  ] # CostModelOptions;
+}
+
 #endif // DIST_DIALECT_DIST_TRANSFORMS_PASSES_TD
