@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -42,8 +43,8 @@ struct AmpStep {
 
 /// Recognises an AMP step; nothing when `func` is not one, failure (with a
 /// diagnostic) when it is a malformed one.
-static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func,
-                                                     ModuleOp module) {
+static FailureOr<std::optional<AmpStep>>
+analyzeStep(func::FuncOp func, const llvm::DenseSet<StringAttr> &referenced) {
   if (func.isExternal())
     return std::optional<AmpStep>();
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
@@ -77,7 +78,7 @@ static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func,
   if (!func.getBody().hasOneBlock())
     return func.emitError("an AMP step must have a single block, got ")
            << func.getBody().getBlocks().size();
-  if (!SymbolTable::symbolKnownUseEmpty(func, module))
+  if (referenced.contains(func.getSymNameAttr()))
     return func.emitError("@")
            << func.getName() << " is called; the found_inf result cannot be "
                                 "added";
@@ -182,9 +183,16 @@ struct DistAmpCheckFinitePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // One walk for every function's callers: asking per function would walk
+    // the module once per function.
+    llvm::DenseSet<StringAttr> referenced;
+    if (std::optional<SymbolTable::UseRange> uses =
+            SymbolTable::getSymbolUses(&module.getBodyRegion()))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        referenced.insert(use.getSymbolRef().getRootReference());
     bool hadError = false;
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      FailureOr<std::optional<AmpStep>> step = analyzeStep(func, module);
+      FailureOr<std::optional<AmpStep>> step = analyzeStep(func, referenced);
       if (failed(step)) {
         hadError = true;
         continue;

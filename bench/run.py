@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Measures dist-opt's compile speed and memory against its parse+print floor,
+upstream mlir-opt, and MLIR's shard dialect doing the same job.
+
+  run.py [--sizes 10000,100000,1000000] [--reps 3] [--out DIR]
+
+For each size and program shape (one function, one function per layer):
+  floor          dist-opt parse + verify + print
+  <pass>         each dist pass alone
+  pipeline       --dist-auto-parallel (verifying after every pass, the
+                 dist-opt/mlir-opt default)
+  pipeline-nv    the same with --verify-each=false (as a compiler embedding
+                 the passes runs them); the output is still verified on parse
+  mlir-opt       upstream mlir-opt --canonicalize on the generic form
+                 (--allow-unregistered-dialect), and its own floor
+  shard          sharding-propagation + shard-partition on the same layers
+                 written with the shard dialect, and its own floor
+Wall time is the median of --reps runs; peak RSS is the child's maximum
+resident set. Writes results.json and results.md to --out.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PASSES = ["dist-dropout-seed", "dist-parallel-embedding", "dist-amp-check-finite",
+          "dist-matmul-grad-overlap", "dist-assign-streams"]
+SHARD_PIPELINE = "builtin.module(func.func(sharding-propagation,shard-partition))"
+
+
+def run_once(cmd, timeout):
+    """Wall seconds and peak RSS (MiB) of one run, or None on failure/timeout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            return None, "timeout"
+        time.sleep(0.005)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        return None, proc.stderr.read().decode(errors="replace")[-400:]
+    return (wall, usage.ru_maxrss / 1024.0), None
+
+
+def measure(cmd, reps, timeout):
+    walls, rss = [], []
+    for _ in range(reps):
+        result, error = run_once(cmd, timeout)
+        if result is None:
+            return {"error": error}
+        walls.append(result[0])
+        rss.append(result[1])
+    return {"wall_s": statistics.median(walls), "rss_mib": max(rss), "runs": walls}
+
+
+def count_ops(path):
+    """Ops in a generated file: one per line that defines or returns a value."""
+    with open(path) as f:
+        return sum(1 for line in f if " = " in line or line.lstrip().startswith("return"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--shapes", default="one,layers")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--dist-opt", default=os.path.join(HERE, "..", "build", "bin", "dist-opt"))
+    parser.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
+    parser.add_argument("--skip", default="", help="comma-separated configs to skip")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    skip = set(filter(None, args.skip.split(",")))
+    dist_opt, mlir_opt = args.dist_opt, args.mlir_opt
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in args.shapes.split(","):
+            for size in [int(s) for s in args.sizes.split(",")]:
+                dist = os.path.join(tmp, f"dist-{shape}-{size}.mlir")
+                generic = os.path.join(tmp, f"generic-{shape}-{size}.mlir")
+                shard = os.path.join(tmp, f"shard-{shape}-{size}.mlir")
+                gen = [sys.executable, os.path.join(HERE, "gen.py"), "--ops", str(size),
+                       "--shape", shape]
+                subprocess.run(gen + ["-o", dist], check=True)
+                subprocess.run(gen + ["--dialect", "shard", "-o", shard], check=True)
+                subprocess.run([dist_opt, dist, "--mlir-print-op-generic", "-o", generic],
+                               check=True)
+                out = os.path.join(tmp, "out.mlir")
+                configs = [("floor", [dist_opt, dist, "-o", out])]
+                configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
+                configs += [
+                    ("pipeline", [dist_opt, dist, "--dist-auto-parallel", "-o", out]),
+                    ("pipeline-nv", [dist_opt, dist, "--dist-auto-parallel",
+                                     "--verify-each=false", "-o", out]),
+                    ("pipeline-1thread", [dist_opt, dist, "--dist-auto-parallel",
+                                          "--mlir-disable-threading", "-o", out]),
+                    ("mlir-opt-floor", [mlir_opt, generic, "--allow-unregistered-dialect",
+                                        "-o", out]),
+                    ("mlir-opt-canonicalize", [mlir_opt, generic, "--allow-unregistered-dialect",
+                                               "--canonicalize", "-o", out]),
+                    ("shard-floor", [mlir_opt, shard, "-o", out]),
+                    ("shard", [mlir_opt, shard, f"--pass-pipeline={SHARD_PIPELINE}", "-o", out]),
+                ]
+                row = {"shape": shape, "size": size, "ops": count_ops(dist), "configs": {}}
+                for name, cmd in configs:
+                    if name in skip:
+                        continue
+                    row["configs"][name] = measure(cmd, args.reps, args.timeout)
+                    print(f"{shape:6} {size:>8} {name:24} {row['configs'][name].get('wall_s', row['configs'][name].get('error'))}",
+                          file=sys.stderr, flush=True)
+                results.append(row)
+
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"reps": args.reps, "results": results}, f, indent=1)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(render(results))
+    print(render(results))
+
+
+def fmt(config, floor=None):
+    if config is None:
+        return "-"
+    if "error" in config:
+        return "timeout" if config["error"] == "timeout" else "error"
+    text = f"{config['wall_s']:.2f} s"
+    if floor and "wall_s" in floor:
+        text += f" ({config['wall_s'] / floor['wall_s']:.2f}x)"
+    return text
+
+
+def render(results):
+    lines = ["| shape | ops | floor | " + " | ".join(PASSES) +
+             " | pipeline | pipeline, no verify-each | pipeline, 1 thread | RSS floor / pipeline"
+             " | mlir-opt floor | mlir-opt canonicalize | shard floor | shard |",
+             "|" + "---|" * (11 + len(PASSES))]
+    for row in results:
+        c = row["configs"]
+        floor = c.get("floor")
+        rss = "-"
+        if floor and "rss_mib" in floor and "rss_mib" in c.get("pipeline", {}):
+            rss = (f"{floor['rss_mib']:.0f} / {c['pipeline']['rss_mib']:.0f} MiB "
+                   f"({c['pipeline']['rss_mib'] / floor['rss_mib']:.2f}x)")
+        cells = [row["shape"], str(row["ops"]), fmt(floor)]
+        cells += [fmt(c.get(p), floor) for p in PASSES]
+        cells += [fmt(c.get("pipeline"), floor), fmt(c.get("pipeline-nv"), floor),
+                  fmt(c.get("pipeline-1thread"), floor), rss,
+                  fmt(c.get("mlir-opt-floor")),
+                  fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
+                  fmt(c.get("shard-floor")), fmt(c.get("shard"), c.get("shard-floor"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    # Scaling: time(largest) / time(previous size) per config, per shape.
+    lines.append("")
+    lines.append("| shape | config | time ratio between consecutive sizes (10x ops) |")
+    lines.append("|---|---|---|")
+    for shape in sorted({r["shape"] for r in results}):
+        rows = sorted((r for r in results if r["shape"] == shape), key=lambda r: r["size"])
+        for name in ["floor"] + PASSES + ["pipeline", "pipeline-nv", "shard"]:
+            ratios = []
+            for a, b in zip(rows, rows[1:]):
+                ca, cb = a["configs"].get(name, {}), b["configs"].get(name, {})
+                if "wall_s" in ca and "wall_s" in cb:
+                    ratios.append(f"{a['size']}->{b['size']}: {cb['wall_s'] / ca['wall_s']:.1f}")
+            if ratios:
+                lines.append(f"| {shape} | {name} | {', '.join(ratios)} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
