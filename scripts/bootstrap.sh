@@ -12,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DIST_BUILD_DIR:-$root/build}
 llvm=/usr/lib/llvm-22
 
-packages=(cmake ninja-build g++ ccache python3 libgtest-dev
+packages=(cmake ninja-build g++ ccache python3 libgtest-dev mpich libmpich-dev
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools)
 missing=()
 for p in "${packages[@]}"; do

@@ -33,5 +33,6 @@ tools = [
     ToolSubst("dist-opt", unresolved="fatal"),
     ToolSubst("not", unresolved="fatal"),
     ToolSubst("count", unresolved="fatal"),
+    ToolSubst("dist-run", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,38 @@
+//===- Passes.h - dist conversion passes ------------------------*- C++ -*-===//
+
+#ifndef DIST_CONVERSION_PASSES_H
+#define DIST_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+namespace dist {
+
+#define GEN_PASS_DECL
+#include "dist/Conversion/Passes.h.inc"
+
+struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
+  PassOptions::Option<std::string> entry{
+      *this, "entry", llvm::cl::desc("Entry function (mpi.init/finalize)"),
+      llvm::cl::init("main")};
+  PassOptions::Option<int64_t> worldSize{
+      *this, "world-size",
+      llvm::cl::desc("Number of MPI processes to check meshes against"),
+      llvm::cl::init(0)};
+};
+
+/// dist -> linalg/mpi -> bufferized loops -> the LLVM dialect.
+void buildDistToLLVMPipeline(OpPassManager &pm,
+                             const DistToLLVMOptions &options);
+
+void registerDistConversionPipelines();
+
+#define GEN_PASS_REGISTRATION
+#include "dist/Conversion/Passes.h.inc"
+
+} // namespace dist
+} // namespace mlir
+
+#endif // DIST_CONVERSION_PASSES_H
