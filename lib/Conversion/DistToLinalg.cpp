@@ -171,10 +171,13 @@ static std::pair<Value, Value> localRow(OpBuilder &b, Location loc, Value id,
   Value local = arith::SubIOp::create(b, loc, index, start);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value size = arith::ConstantIndexOp::create(b, loc, rows);
-  Value inRange = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, local, zero),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, local, size));
+  // Named values: argument evaluation order would make the IR's op order
+  // compiler-dependent.
+  Value notBelow =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, local, zero);
+  Value below =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, local, size);
+  Value inRange = arith::AndIOp::create(b, loc, notBelow, below);
   return {local, inRange};
 }
 
@@ -263,13 +266,21 @@ static Value hash64(OpBuilder &b, Location loc, Value z) {
   auto c = [&](uint64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(v)));
   };
-  auto xorShift = [&](Value v, uint64_t s) {
-    return arith::XOrIOp::create(b, loc, v,
-                                 arith::ShRUIOp::create(b, loc, v, c(s)));
+  auto xorShift = [&](Value v, uint64_t s) -> Value {
+    Value amount = c(s);
+    Value shifted = arith::ShRUIOp::create(b, loc, v, amount);
+    return arith::XOrIOp::create(b, loc, v, shifted);
   };
-  z = arith::AddIOp::create(b, loc, z, c(0x9E3779B97F4A7C15ull));
-  z = arith::MulIOp::create(b, loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ull));
-  z = arith::MulIOp::create(b, loc, xorShift(z, 27), c(0x94D049BB133111EBull));
+  // One op per statement, so the IR's order does not depend on the order a
+  // compiler evaluates arguments in.
+  Value golden = c(0x9E3779B97F4A7C15ull);
+  z = arith::AddIOp::create(b, loc, z, golden);
+  Value mixed = xorShift(z, 30);
+  Value m1 = c(0xBF58476D1CE4E5B9ull);
+  z = arith::MulIOp::create(b, loc, mixed, m1);
+  mixed = xorShift(z, 27);
+  Value m2 = c(0x94D049BB133111EBull);
+  z = arith::MulIOp::create(b, loc, mixed, m2);
   return xorShift(z, 31);
 }
 
@@ -306,9 +317,8 @@ static LogicalResult lowerDropout(RewriterBase &rewriter, DropoutOp op) {
     if (axis < 0)
       continue;
     Value coord = ProcessCoordOp::create(rewriter, loc, dist.getMesh(), axis);
-    offsets[d] = arith::MulIOp::create(
-        rewriter, loc, coord,
-        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d)));
+    Value size = arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d));
+    offsets[d] = arith::MulIOp::create(rewriter, loc, coord, size);
     globalShape[d] *= dist.getMesh().getAxisSize(axis);
   }
   double prob = op.getProb().convertToDouble();
@@ -323,29 +333,27 @@ static LogicalResult lowerDropout(RewriterBase &rewriter, DropoutOp op) {
           Value index = linalg::IndexOp::create(b, l, d);
           if (offsets[d])
             index = arith::AddIOp::create(b, l, index, offsets[d]);
-          linear = arith::AddIOp::create(
-              b, l,
-              arith::MulIOp::create(
-                  b, l, linear,
-                  arith::ConstantIndexOp::create(b, l, globalShape[d])),
-              index);
+          Value extent = arith::ConstantIndexOp::create(b, l, globalShape[d]);
+          Value scaled = arith::MulIOp::create(b, l, linear, extent);
+          linear = arith::AddIOp::create(b, l, scaled, index);
         }
         Value counter = arith::IndexCastOp::create(b, l, b.getI64Type(), linear);
-        Value key = arith::XOrIOp::create(
-            b, l, hash64(b, l, counter),
-            arith::ShLIOp::create(
-                b, l, seed,
-                arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32))));
+        Value hashed = hash64(b, l, counter);
+        Value shift = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32));
+        Value seedHigh = arith::ShLIOp::create(b, l, seed, shift);
+        Value key = arith::XOrIOp::create(b, l, hashed, seedHigh);
         // The top 24 bits of the hash, as a float in [0, 1).
-        Value bits = arith::ShRUIOp::create(
-            b, l, hash64(b, l, key),
-            arith::ConstantOp::create(b, l, b.getI64IntegerAttr(40)));
-        Value u = arith::MulFOp::create(
-            b, l, arith::UIToFPOp::create(b, l, b.getF32Type(), bits),
-            arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0f / 16777216.0f)));
-        Value keep = arith::CmpFOp::create(
-            b, l, arith::CmpFPredicate::OGE, u,
-            arith::ConstantOp::create(b, l, b.getF32FloatAttr(float(prob))));
+        Value mask = hash64(b, l, key);
+        Value top = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(40));
+        Value bits = arith::ShRUIOp::create(b, l, mask, top);
+        Value asFloat = arith::UIToFPOp::create(b, l, b.getF32Type(), bits);
+        Value unit =
+            arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0f / 16777216.0f));
+        Value u = arith::MulFOp::create(b, l, asFloat, unit);
+        Value threshold =
+            arith::ConstantOp::create(b, l, b.getF32FloatAttr(float(prob)));
+        Value keep =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, u, threshold);
         Type elementType = args[0].getType();
         Value scale = arith::ConstantOp::create(
             b, l, elementType, b.getFloatAttr(elementType, 1.0 / (1.0 - prob)));
@@ -479,10 +487,13 @@ static LogicalResult lower(RewriterBase &rewriter, Operation *op) {
       .Case([&](DropoutOp d) { return lowerDropout(rewriter, d); })
       .Case([&](SeedOp s) {
         int32_t value = s.getValue() ? s.getValue() : int32_t(kDefaultSeed);
-        auto type = s.getResult().getType();
-        rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-            s, type,
-            DenseElementsAttr::get(type, rewriter.getI32IntegerAttr(value)));
+        RankedTensorType type = s.getResult().getType();
+        // A dense constant cannot carry the encoding; cast it back on.
+        auto plain = RankedTensorType::get(type.getShape(), type.getElementType());
+        Value constant = arith::ConstantOp::create(
+            rewriter, loc, plain,
+            DenseElementsAttr::get(plain, rewriter.getI32IntegerAttr(value)));
+        rewriter.replaceOpWithNewOp<tensor::CastOp>(s, type, constant);
         return success();
       })
       .Case([&](ScaleOp s) {

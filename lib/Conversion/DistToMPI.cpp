@@ -89,20 +89,23 @@ public:
     int64_t stride = 1;
     for (int64_t a = axis + 1; a < mesh.getRank(); ++a)
       stride *= mesh.getAxisSize(a);
-    Value v = arith::DivUIOp::create(builder, loc, position(mesh), index(stride));
-    c = arith::RemUIOp::create(builder, loc, v, index(mesh.getAxisSize(axis)));
+    Value pos = position(mesh);
+    Value strideValue = index(stride);
+    Value v = arith::DivUIOp::create(builder, loc, pos, strideValue);
+    Value size = index(mesh.getAxisSize(axis));
+    c = arith::RemUIOp::create(builder, loc, v, size);
     return c;
   }
 
   /// The row-major index of this process's coordinates along `axes`.
   Value ravel(MeshAttr mesh, ArrayRef<int64_t> axes) {
     Value linear = index(0);
-    for (int64_t axis : axes)
-      linear = arith::AddIOp::create(
-          builder, loc,
-          arith::MulIOp::create(builder, loc, linear,
-                                index(mesh.getAxisSize(axis))),
-          coord(mesh, axis));
+    for (int64_t axis : axes) {
+      Value c = coord(mesh, axis);
+      Value size = index(mesh.getAxisSize(axis));
+      Value scaled = arith::MulIOp::create(builder, loc, linear, size);
+      linear = arith::AddIOp::create(builder, loc, scaled, c);
+    }
     return linear;
   }
 
@@ -239,11 +242,13 @@ static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
       .Case([&](BroadcastOp bc) -> FailureOr<Value> {
         // Only the group-local root contributes; a sum hands its value to
         // every member (the mpi dialect has no broadcast op).
-        Value isRoot = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq, fn.groupPosition(mesh, axes),
-            arith::ConstantIndexOp::create(b, loc, bc.getRoot()));
-        Value contribution = arith::SelectOp::create(
-            b, loc, isRoot, input, zerosLike(b, loc, type));
+        Value position = fn.groupPosition(mesh, axes);
+        Value root = arith::ConstantIndexOp::create(b, loc, bc.getRoot());
+        Value isRoot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             position, root);
+        Value zero = zerosLike(b, loc, type);
+        Value contribution =
+            arith::SelectOp::create(b, loc, isRoot, input, zero);
         return allreduceTensor(b, loc, contribution,
                                mpi::MPI_ReductionOpEnum::MPI_SUM,
                                fn.comm(mesh, axes));

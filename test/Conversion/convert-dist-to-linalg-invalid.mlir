@@ -1,0 +1,24 @@
+// RUN: dist-opt %s --convert-dist-to-linalg -split-input-file -verify-diagnostics
+
+#mesh = #dist.mesh<shape = [2]>
+func.func @row_split(%ids: tensor<2xi64>, %w: tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{the table's rows are split over mesh axis 0: run --dist-parallel-embedding before lowering}}
+  %e = dist.embedding %ids, %w : tensor<2xi64>, tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<2x3xf32>
+  return %e : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @broadcast_batch(%x: tensor<1x4x3xf32>, %y: tensor<2x3x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{cannot lower a matmul whose batch dims broadcast (size 1 against a larger size) to the runtime}}
+  %r = dist.matmul %x, %y : tensor<1x4x3xf32>, tensor<2x3x8xf32> -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @dynamic_dropout(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{cannot lower a dropout of dynamic shape}}
+  %y = dist.dropout %x prob = 5.000000e-01 : tensor<?xf32> -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}

@@ -1,0 +1,89 @@
+// RUN: dist-opt %s --convert-dist-to-linalg -split-input-file | FileCheck %s
+
+// A batched matmul with a 2-D y: one contraction over (b, m, n, k).
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[Y]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : {{.*}}) outs(%[[Z]] : tensor<2x4x8xf32>)
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK-NOT: dist.matmul
+func.func @matmul(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>) -> tensor<2x4x8xf32> {
+  %r = dist.matmul %x, %y : tensor<2x4x3xf32>, tensor<3x8xf32> -> tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The gradients reuse the forward loops: dX keeps x's dims (k reduced over
+// n), dY keeps y's dims, so the batch dim y lacks is summed.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul_grad
+// CHECK: linalg.generic {indexing_maps = [#[[O]], #[[Y]], #[[X]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%arg2, %arg1
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[O]], #[[Y]]], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %arg2
+func.func @matmul_grad(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>, %d: tensor<2x4x8xf32>) -> (tensor<2x4x3xf32>, tensor<3x8xf32>) {
+  %dx, %dy = dist.matmul_grad %x, %y, %d : tensor<2x4x3xf32>, tensor<3x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x3xf32>, tensor<3x8xf32>
+  return %dx, %dy : tensor<2x4x3xf32>, tensor<3x8xf32>
+}
+
+// -----
+
+// c_embedding: the local row is id - start; ids outside [0, rows) read row 0
+// and yield zero.
+// CHECK-LABEL: func.func @c_embedding
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[ID:.*]]: i64, %[[OUT:.*]]: f32):
+// CHECK:   %[[I:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:   %[[L:.*]] = arith.subi %[[I]], %arg2 : index
+// CHECK:   %[[GE:.*]] = arith.cmpi sge, %[[L]], %{{.*}}
+// CHECK:   %[[LT:.*]] = arith.cmpi slt, %[[L]], %{{.*}}
+// CHECK:   %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
+// CHECK:   %[[ROW:.*]] = arith.select %[[IN]], %[[L]], %{{.*}} : index
+// CHECK:   %[[V:.*]] = tensor.extract %arg1[%[[ROW]], %{{.*}}] : tensor<4x3xf32>
+// CHECK:   %[[R:.*]] = arith.select %[[IN]], %[[V]], %[[OUT]] : f32
+// CHECK:   linalg.yield %[[R]]
+func.func @c_embedding(%ids: tensor<5xi64>, %w: tensor<4x3xf32>, %start: index) -> tensor<5x3xf32> {
+  %e = dist.c_embedding %ids, %w start = %start : tensor<5xi64>, tensor<4x3xf32> -> tensor<5x3xf32>
+  return %e : tensor<5x3xf32>
+}
+
+// -----
+
+// The dropout mask hashes the element's global index: a dim split over the
+// mesh is offset by coord * local size.
+// CHECK-LABEL: func.func @dropout
+// CHECK: %[[C:.*]] = dist.process_coord #mesh axis = 0
+// CHECK: %[[OFF:.*]] = arith.muli %[[C]], %{{.*}} : index
+// CHECK: linalg.generic
+// CHECK:   linalg.index 1
+// CHECK:   arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK:   arith.cmpf oge
+// CHECK:   arith.select
+// CHECK-NOT: dist.dropout
+#mesh = #dist.mesh<shape = [2]>
+func.func @dropout(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>> {
+  %s = dist.seed 3 : tensor<1xi32>
+  %y = dist.dropout %x seed(%s : tensor<1xi32>) prob = 5.000000e-01 : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>
+  return %y : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>
+}
+
+// -----
+
+// AMP: gradients times 1/scale; found_inf is whether x - x is not 0 anywhere.
+// CHECK-LABEL: func.func @amp
+// CHECK: %[[S:.*]] = tensor.extract %arg1
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+// CHECK: linalg.generic {{.*}} ins(%arg0
+// CHECK:   arith.mulf %{{.*}}, %[[INV]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK:   %[[D:.*]] = arith.subf
+// CHECK:   arith.cmpf une, %[[D]]
+// CHECK: tensor.from_elements %{{.*}} : tensor<1xi1>
+func.func @amp(%g: tensor<4xf32>, %s: tensor<1xf32>) -> (tensor<4xf32>, tensor<1xi1>) {
+  %u, %inf = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<1xi1>)
+  return %u, %inf : tensor<4xf32>, tensor<1xi1>
+}
