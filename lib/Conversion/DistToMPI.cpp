@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,7 +42,8 @@ namespace {
 /// once at the top of the function (after mpi.init in the entry function).
 class FunctionContext {
 public:
-  FunctionContext(Block &entry, Operation *after) : builder(entry.getParentOp()->getContext()) {
+  FunctionContext(ModuleOp module, Block &entry, Operation *after)
+      : module(module), builder(entry.getParentOp()->getContext()) {
     if (after)
       builder.setInsertionPointAfter(after);
     else
@@ -136,12 +138,54 @@ public:
     return c;
   }
 
+  /// The declaration of runtime function `name` (libdist_runtime.so),
+  /// added to the module on first use.
+  func::FuncOp runtimeFunction(StringRef name, FunctionType type,
+                               bool cInterface) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto decl = func::FuncOp::create(b, module.getLoc(), name, type);
+    decl.setPrivate();
+    if (cInterface)
+      decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return decl;
+  }
+
+  /// A runtime communicator handle for this process's group along `axes`
+  /// (the runtime's own MPI_Comm_split, for non-blocking collectives).
+  Value runtimeComm(MeshAttr mesh, ArrayRef<int64_t> axes) {
+    auto key = std::make_pair(Attribute(mesh),
+                              Attribute(builder.getDenseI64ArrayAttr(axes)));
+    Value &c = runtimeComms[key];
+    if (c)
+      return c;
+    SmallVector<int64_t> others;
+    for (int64_t a = 0; a < mesh.getRank(); ++a)
+      if (!llvm::is_contained(axes, a))
+        others.push_back(a);
+    auto i64 = builder.getI64Type();
+    Value color = arith::IndexCastOp::create(builder, loc, i64,
+                                             ravel(mesh, others));
+    Value rankInGroup = arith::IndexCastOp::create(builder, loc, i64,
+                                                   ravel(mesh, axes));
+    func::FuncOp split = runtimeFunction(
+        "dist_comm_split", builder.getFunctionType({i64, i64}, {i64}),
+        /*cInterface=*/false);
+    c = func::CallOp::create(builder, loc, split,
+                             ValueRange{color, rankInGroup})
+            .getResult(0);
+    return c;
+  }
+
 private:
   MLIRContext *ctx() { return builder.getContext(); }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v); }
 
+  ModuleOp module;
   OpBuilder builder;
   Location loc = UnknownLoc::get(builder.getContext());
+  llvm::DenseMap<std::pair<Attribute, Attribute>, Value> runtimeComms;
   Value worldComm;
   llvm::DenseMap<Attribute, Value> positions;
   llvm::DenseMap<std::pair<Attribute, int64_t>, Value> coords;
@@ -149,36 +193,54 @@ private:
 };
 } // namespace
 
-/// Runs `mpi.allreduce` on a tensor: through 1-D buffers, since MLIR 22's
-/// MPI-to-LLVM lowering counts only the first dimension of a memref.
-static Value allreduceTensor(OpBuilder &b, Location loc, Value tensor,
-                             mpi::MPI_ReductionOpEnum kind, Value comm) {
+/// `tensor` as a read-only 1-D buffer: MLIR 22's MPI-to-LLVM lowering
+/// counts only the first dimension of a memref.
+static Value flatten(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
                                                    /*read_only=*/true);
-  int64_t n = type.getNumElements();
-  auto flatType = MemRefType::get({n}, type.getElementType());
+  auto flatType = MemRefType::get({type.getNumElements()},
+                                  type.getElementType());
+  if (type.getRank() == 0)
+    return memref::ExpandShapeOp::create(b, loc, flatType, buffer,
+                                         ArrayRef<ReassociationIndices>{});
+  if (type.getRank() == 1)
+    return buffer;
   SmallVector<ReassociationIndices> all(1);
   for (int64_t d = 0; d < type.getRank(); ++d)
     all[0].push_back(d);
-  Value flat = buffer;
-  if (type.getRank() == 0)
-    flat = memref::ExpandShapeOp::create(b, loc, flatType, buffer,
-                                         ArrayRef<ReassociationIndices>{});
-  else if (type.getRank() > 1)
-    flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
-  Value out = memref::AllocOp::create(b, loc, flatType);
-  mpi::AllReduceOp::create(b, loc, Type(), flat, out, kind, comm);
-  Value shaped = out;
-  if (type.getRank() == 0)
-    shaped = memref::CollapseShapeOp::create(b, loc, out,
+  return memref::CollapseShapeOp::create(b, loc, buffer, all);
+}
+
+/// The tensor of `type` held by the 1-D buffer `flat`.
+static Value unflatten(OpBuilder &b, Location loc, Value flat,
+                       RankedTensorType type) {
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value shaped = flat;
+  if (type.getRank() == 0) {
+    shaped = memref::CollapseShapeOp::create(b, loc, flat,
                                              ArrayRef<ReassociationIndices>{});
-  else if (type.getRank() > 1)
-    shaped = memref::ExpandShapeOp::create(b, loc, memrefType, out, all);
+  } else if (type.getRank() > 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all[0].push_back(d);
+    shaped = memref::ExpandShapeOp::create(b, loc, memrefType, flat, all);
+  }
   return bufferization::ToTensorOp::create(b, loc, type, shaped,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+/// Runs `mpi.allreduce` on a tensor.
+static Value allreduceTensor(OpBuilder &b, Location loc, Value tensor,
+                             mpi::MPI_ReductionOpEnum kind, Value comm) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value flat = flatten(b, loc, tensor);
+  Value out = memref::AllocOp::create(
+      b, loc, MemRefType::get({type.getNumElements()}, type.getElementType()));
+  mpi::AllReduceOp::create(b, loc, Type(), flat, out, kind, comm);
+  return unflatten(b, loc, out, type);
 }
 
 static Value zerosLike(OpBuilder &b, Location loc, RankedTensorType type) {
@@ -189,13 +251,99 @@ static Value zerosLike(OpBuilder &b, Location loc, RankedTensorType type) {
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
+namespace {
+/// A non-blocking allreduce in flight: its request handle and the 1-D buffer
+/// it receives into.
+struct Started {
+  Value request, recv;
+};
+} // namespace
+
+/// Starts a non-blocking sum/max/min/prod allreduce of `contribution`
+/// through libdist_runtime (MPI_Iallreduce); nothing when the element type
+/// has no runtime entry point.
+static std::optional<Started> startAsync(OpBuilder &b, Location loc,
+                                         FunctionContext &fn,
+                                         CollectiveOpInterface op,
+                                         Value contribution, int64_t kind) {
+  auto type = cast<RankedTensorType>(contribution.getType());
+  Type element = type.getElementType();
+  StringRef suffix = element.isF32()          ? "f32"
+                     : element.isF64()        ? "f64"
+                     : element.isInteger(32)  ? "i32"
+                     : element.isInteger(64)  ? "i64"
+                                              : "";
+  if (suffix.empty())
+    return std::nullopt;
+  auto flatType = MemRefType::get({type.getNumElements()}, element);
+  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
+  auto i64 = b.getI64Type();
+  Value flat = flatten(b, loc, contribution);
+  // MPI reads the send buffer until the wait: it gets its own copy, so that
+  // bufferization may reuse the tensor's buffer in the meantime.
+  Value send = memref::AllocOp::create(b, loc, flatType);
+  memref::CopyOp::create(b, loc, flat, send);
+  Value recv = memref::AllocOp::create(b, loc, flatType);
+  Value sendAny = memref::CastOp::create(b, loc, anySize, send);
+  Value recvAny = memref::CastOp::create(b, loc, anySize, recv);
+  Value kindValue = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kind));
+  Value comm = fn.runtimeComm(op.getMesh(), op.getAxes());
+  func::FuncOp start = fn.runtimeFunction(
+      ("dist_iallreduce_" + suffix).str(),
+      b.getFunctionType({anySize, anySize, i64, i64}, {i64}),
+      /*cInterface=*/true);
+  Value request =
+      func::CallOp::create(b, loc, start,
+                           ValueRange{sendAny, recvAny, kindValue, comm})
+          .getResult(0);
+  return Started{request, recv};
+}
+
+/// `sum / groupSize` for an avg allreduce.
+static FailureOr<Value> averageOver(OpBuilder &b, Location loc, Operation *op,
+                                    Value sum, int64_t groupSize) {
+  auto type = cast<RankedTensorType>(sum.getType());
+  auto elementType = dyn_cast<FloatType>(type.getElementType());
+  if (!elementType)
+    return op->emitError("an avg allreduce of integers cannot be lowered");
+  Value factor = arith::ConstantOp::create(
+      b, loc, elementType, b.getFloatAttr(elementType, 1.0 / double(groupSize)));
+  Value splat = tensor::SplatOp::create(b, loc, type, factor);
+  auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{sum, splat},
+             ValueRange{zerosLike(b, loc, type)},
+             ArrayRef<AffineMap>{map, map, map},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value product =
+                   arith::MulFOp::create(nb, nloc, args[0], args[1]);
+               linalg::YieldOp::create(nb, nloc, product);
+             })
+      .getResult(0);
+}
+
+/// What a broadcast sends: the input at the group-local root, zeros
+/// elsewhere, so that a sum hands the root's value to every member (the mpi
+/// dialect has no broadcast op).
+static Value broadcastContribution(OpBuilder &b, Location loc,
+                                   FunctionContext &fn, BroadcastOp op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  Value position = fn.groupPosition(op.getMesh(), op.getAxes());
+  Value root = arith::ConstantIndexOp::create(b, loc, op.getRoot());
+  Value isRoot =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position, root);
+  Value zero = zerosLike(b, loc, type);
+  return arith::SelectOp::create(b, loc, isRoot, op.getInput(), zero);
+}
+
 static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
                                         CollectiveOpInterface op) {
   Location loc = op.getLoc();
   MeshAttr mesh = op.getMesh();
   ArrayRef<int64_t> axes = op.getAxes();
   Value input = op.getInput();
-  auto type = cast<RankedTensorType>(input.getType());
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](AllReduceOp ar) -> FailureOr<Value> {
         mpi::MPI_ReductionOpEnum kind;
@@ -217,39 +365,10 @@ static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
         Value result = allreduceTensor(b, loc, input, kind, fn.comm(mesh, axes));
         if (ar.getKind() != ReductionKind::Avg)
           return result;
-        auto elementType = dyn_cast<FloatType>(type.getElementType());
-        if (!elementType)
-          return ar.emitError("an avg allreduce of integers cannot be lowered");
-        double inverse = 1.0 / double(mesh::groupSize(mesh, axes));
-        Value factor = arith::ConstantOp::create(
-            b, loc, elementType, b.getFloatAttr(elementType, inverse));
-        Value splat = tensor::SplatOp::create(b, loc, type, factor);
-        auto map = AffineMap::getMultiDimIdentityMap(type.getRank(),
-                                                     b.getContext());
-        return linalg::GenericOp::create(
-                   b, loc, type, ValueRange{result, splat},
-                   ValueRange{zerosLike(b, loc, type)},
-                   ArrayRef<AffineMap>{map, map, map},
-                   SmallVector<utils::IteratorType>(
-                       type.getRank(), utils::IteratorType::parallel),
-                   [](OpBuilder &nb, Location nloc, ValueRange args) {
-                     Value product =
-                         arith::MulFOp::create(nb, nloc, args[0], args[1]);
-                     linalg::YieldOp::create(nb, nloc, product);
-                   })
-            .getResult(0);
+        return averageOver(b, loc, ar, result, mesh::groupSize(mesh, axes));
       })
       .Case([&](BroadcastOp bc) -> FailureOr<Value> {
-        // Only the group-local root contributes; a sum hands its value to
-        // every member (the mpi dialect has no broadcast op).
-        Value position = fn.groupPosition(mesh, axes);
-        Value root = arith::ConstantIndexOp::create(b, loc, bc.getRoot());
-        Value isRoot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             position, root);
-        Value zero = zerosLike(b, loc, type);
-        Value contribution =
-            arith::SelectOp::create(b, loc, isRoot, input, zero);
-        return allreduceTensor(b, loc, contribution,
+        return allreduceTensor(b, loc, broadcastContribution(b, loc, fn, bc),
                                mpi::MPI_ReductionOpEnum::MPI_SUM,
                                fn.comm(mesh, axes));
       })
@@ -302,15 +421,15 @@ struct ConvertDistToMPIPass
         return std::nullopt;
       return RankedTensorType::get(type.getShape(), type.getElementType());
     });
-    stripper.addReplacement([&](FutureType type) -> Type {
-      return stripper.replace(type.getValueType());
-    });
+    // Futures are rebuilt from their (stripped) value type by the replacer.
     stripper.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/true);
 
     bool hadError = false;
-    for (auto func : module.getOps<func::FuncOp>()) {
+    // The loop may add runtime declarations to the module: iterate a copy.
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
       Block &entryBlock = func.getBody().front();
@@ -323,7 +442,7 @@ struct ConvertDistToMPIPass
           mpi::FinalizeOp::create(b, ret.getLoc(), TypeRange{});
         });
       }
-      FunctionContext fn(entryBlock, init);
+      FunctionContext fn(module, entryBlock, init);
       SmallVector<Operation *> ops;
       func.walk([&](Operation *op) {
         if (isa<CollectiveOpInterface, ProcessCoordOp>(op))
@@ -341,8 +460,49 @@ struct ConvertDistToMPIPass
           dead.push_back(op);
           continue;
         }
-        FailureOr<Value> lowered =
-            lowerCollective(b, fn, cast<CollectiveOpInterface>(op));
+        auto collective = cast<CollectiveOpInterface>(op);
+        if (collective.isAsync() && isa<AllReduceOp, BroadcastOp>(op)) {
+          // Issue now (MPI_Iallreduce), complete at the dist.wait.
+          auto allreduce = dyn_cast<AllReduceOp>(op);
+          Value contribution =
+              allreduce ? collective.getInput()
+                        : broadcastContribution(b, op->getLoc(), fn,
+                                                cast<BroadcastOp>(op));
+          // ReductionKind order; avg is a sum scaled after the wait.
+          int64_t kind = 0;
+          if (allreduce && allreduce.getKind() != ReductionKind::Avg)
+            kind = static_cast<int64_t>(allreduce.getKind());
+          if (std::optional<Started> started = startAsync(
+                  b, op->getLoc(), fn, collective, contribution, kind)) {
+            auto tensorType = collective.getResultTensorType();
+            func::FuncOp wait = fn.runtimeFunction(
+                "dist_wait", b.getFunctionType({b.getI64Type()}, {}),
+                /*cInterface=*/false);
+            for (Operation *user : op->getResult(0).getUsers()) {
+              auto waitOp = cast<WaitOp>(user);
+              b.setInsertionPoint(waitOp);
+              func::CallOp::create(b, waitOp.getLoc(), wait,
+                                   ValueRange{started->request});
+              Value result =
+                  unflatten(b, waitOp.getLoc(), started->recv, tensorType);
+              if (allreduce && allreduce.getKind() == ReductionKind::Avg) {
+                FailureOr<Value> average = averageOver(
+                    b, waitOp.getLoc(), op, result,
+                    mesh::groupSize(collective.getMesh(), collective.getAxes()));
+                if (failed(average)) {
+                  hadError = true;
+                  break;
+                }
+                result = *average;
+              }
+              waitOp.getResult().replaceAllUsesWith(result);
+              dead.push_back(waitOp);
+            }
+            dead.push_back(op);
+            continue;
+          }
+        }
+        FailureOr<Value> lowered = lowerCollective(b, fn, collective);
         if (failed(lowered)) {
           hadError = true;
           continue;
@@ -357,8 +517,8 @@ struct ConvertDistToMPIPass
         op->getResult(0).replaceAllUsesWith(*lowered);
         dead.push_back(op);
       }
-      // Users (waits) were pushed after their collectives: erase backwards.
-      for (Operation *op : llvm::reverse(dead))
+      // Each wait was pushed before its collective: users go first.
+      for (Operation *op : dead)
         op->erase();
     }
     if (hadError)

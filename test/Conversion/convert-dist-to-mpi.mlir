@@ -4,6 +4,10 @@
 // lookup table for permuted ids); each collective's group is a communicator
 // split by the coordinates off its axes (color) and along them (key).
 // CHECK-LABEL: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">}
+// The runtime entry points the asynchronous broadcast below calls.
+// CHECK-DAG:  func.func private @dist_comm_split(i64, i64) -> i64
+// CHECK-DAG:  func.func private @dist_iallreduce_f32(memref<?xf32>, memref<?xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
+// CHECK-DAG:  func.func private @dist_wait(i64)
 // CHECK-LABEL: func.func @main()
 // CHECK-NEXT: mpi.init
 // CHECK-NEXT: mpi.finalize
@@ -32,12 +36,21 @@
 // CHECK:      %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK:      linalg.generic
 // CHECK:      arith.mulf
-// The broadcast's root contributes its value, everyone else zeros.
-// CHECK:      %[[BCOMM:.*]] = mpi.comm_split(%[[WORLD]], %{{.*}}, %{{.*}}) : !mpi.comm
+// The asynchronous broadcast: the root contributes its value, everyone else
+// zeros, into a non-blocking sum (MPI_Iallreduce in libdist_runtime) issued
+// here on a copy of the send buffer, and completed (MPI_Wait) where the
+// dist.wait was.
+// CHECK:      %[[RCOMM:.*]] = call @dist_comm_split(%{{.*}}, %{{.*}}) : (i64, i64) -> i64
 // CHECK:      %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT: %[[ISROOT:.*]] = arith.cmpi eq, %{{.*}}, %[[ONE]] : index
 // CHECK:      %[[CONTRIB:.*]] = arith.select %[[ISROOT]], %[[Y]], %{{.*}} : tensor<4xf32>
-// CHECK:      mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %[[BCOMM]]) : memref<4xf32>, memref<4xf32>
+// CHECK:      %[[SBUF:.*]] = bufferization.to_buffer %[[CONTRIB]] read_only
+// CHECK:      %[[SEND:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[SBUF]], %[[SEND]]
+// CHECK-NEXT: %[[RECV:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:      %[[REQ:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[RCOMM]])
+// CHECK:      call @dist_wait(%[[REQ]]) : (i64) -> ()
+// CHECK-NEXT: bufferization.to_tensor %[[RECV]] restrict writable
 // CHECK:      return %{{.*}}, %{{.*}}, %[[MP]]
 // CHECK-NOT:  dist.
 #mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"], process_ids = [3, 2, 1, 0]>

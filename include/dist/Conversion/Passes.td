@@ -51,9 +51,11 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
       `dist.allreduce` is `mpi.allreduce` (`avg` is a sum divided by the
       group size); `dist.broadcast` is a sum allreduce to which only the
       group-local root contributes; `dist.c_identity` is the identity;
-      asynchronous collectives are issued synchronously where they stand and
-      `dist.wait` is the identity (same numbers; the runtime does not model
-      overlap);
+    * asynchronous collectives (a `!dist.future` result): `MPI_Iallreduce`
+      where they are issued and `MPI_Wait` at their `dist.wait`, through
+      `dist_iallreduce_*`/`dist_wait` in `libdist_runtime.so` (MLIR 22's
+      mpi dialect has no non-blocking allreduce); element types other than
+      f32, f64, i32 and i64 complete synchronously at the issue point;
     * the entry function (`entry`) gets `mpi.init` first and
       `mpi.finalize` before each return; the module gets the MPICH DLTI
       entry that MLIR's MPI-to-LLVM lowering needs;
@@ -71,7 +73,8 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::DLTIDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::DLTIDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::mpi::MPIDialect", "::mlir::tensor::TensorDialect"
   ];
 }
