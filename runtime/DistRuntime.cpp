@@ -79,29 +79,19 @@ int64_t dist_comm_split(int64_t color, int64_t key) {
   return int64_t(comms().size()) - 1;
 }
 
-int64_t _mlir_ciface_dist_iallreduce_f32(MemRef1D<float> *send,
-                                         MemRef1D<float> *recv, int64_t kind,
-                                         int64_t comm) {
-  return start(send, recv, kind, comm, MPI_FLOAT);
-}
-
-int64_t _mlir_ciface_dist_iallreduce_f64(MemRef1D<double> *send,
-                                         MemRef1D<double> *recv, int64_t kind,
-                                         int64_t comm) {
-  return start(send, recv, kind, comm, MPI_DOUBLE);
-}
-
-int64_t _mlir_ciface_dist_iallreduce_i32(MemRef1D<int32_t> *send,
-                                         MemRef1D<int32_t> *recv, int64_t kind,
-                                         int64_t comm) {
-  return start(send, recv, kind, comm, MPI_INT32_T);
-}
-
-int64_t _mlir_ciface_dist_iallreduce_i64(MemRef1D<int64_t> *send,
-                                         MemRef1D<int64_t> *recv, int64_t kind,
-                                         int64_t comm) {
-  return start(send, recv, kind, comm, MPI_INT64_T);
-}
+// One C entry point per element type: the lowering calls
+// dist_iallreduce_<suffix> with C-interface memref descriptors.
+#define DIST_IALLREDUCE(SUFFIX, TYPE, MPI_TYPE)                                \
+  int64_t _mlir_ciface_dist_iallreduce_##SUFFIX(                               \
+      MemRef1D<TYPE> *send, MemRef1D<TYPE> *recv, int64_t kind,              \
+      int64_t comm) {                                                          \
+    return start(send, recv, kind, comm, MPI_TYPE);                            \
+  }
+DIST_IALLREDUCE(f32, float, MPI_FLOAT)
+DIST_IALLREDUCE(f64, double, MPI_DOUBLE)
+DIST_IALLREDUCE(i32, int32_t, MPI_INT32_T)
+DIST_IALLREDUCE(i64, int64_t, MPI_INT64_T)
+#undef DIST_IALLREDUCE
 
 void dist_wait(int64_t request) {
   check(MPI_Wait(&requests().at(request), MPI_STATUS_IGNORE), "MPI_Wait");

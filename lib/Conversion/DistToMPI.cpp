@@ -118,20 +118,10 @@ public:
 
   /// The communicator of this process's group along `axes`.
   Value comm(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    auto key = std::make_pair(Attribute(mesh),
-                              Attribute(builder.getDenseI64ArrayAttr(axes)));
-    Value &c = comms[key];
+    Value &c = comms[groupKey(mesh, axes)];
     if (c)
       return c;
-    SmallVector<int64_t> others;
-    for (int64_t a = 0; a < mesh.getRank(); ++a)
-      if (!llvm::is_contained(axes, a))
-        others.push_back(a);
-    auto i32 = builder.getI32Type();
-    Value color = arith::IndexCastOp::create(builder, loc, i32,
-                                             ravel(mesh, others));
-    Value rankInGroup = arith::IndexCastOp::create(builder, loc, i32,
-                                                   ravel(mesh, axes));
+    auto [color, rankInGroup] = splitArgs(mesh, axes, builder.getI32Type());
     c = mpi::CommSplitOp::create(builder, loc, Type(), mpi::CommType::get(ctx()),
                                  world(), color, rankInGroup)
             .getNewcomm();
@@ -155,20 +145,11 @@ public:
   /// A runtime communicator handle for this process's group along `axes`
   /// (the runtime's own MPI_Comm_split, for non-blocking collectives).
   Value runtimeComm(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    auto key = std::make_pair(Attribute(mesh),
-                              Attribute(builder.getDenseI64ArrayAttr(axes)));
-    Value &c = runtimeComms[key];
+    Value &c = runtimeComms[groupKey(mesh, axes)];
     if (c)
       return c;
-    SmallVector<int64_t> others;
-    for (int64_t a = 0; a < mesh.getRank(); ++a)
-      if (!llvm::is_contained(axes, a))
-        others.push_back(a);
     auto i64 = builder.getI64Type();
-    Value color = arith::IndexCastOp::create(builder, loc, i64,
-                                             ravel(mesh, others));
-    Value rankInGroup = arith::IndexCastOp::create(builder, loc, i64,
-                                                   ravel(mesh, axes));
+    auto [color, rankInGroup] = splitArgs(mesh, axes, i64);
     func::FuncOp split = runtimeFunction(
         "dist_comm_split", builder.getFunctionType({i64, i64}, {i64}),
         /*cInterface=*/false);
@@ -180,6 +161,26 @@ public:
 
 private:
   MLIRContext *ctx() { return builder.getContext(); }
+
+  std::pair<Attribute, Attribute> groupKey(MeshAttr mesh,
+                                           ArrayRef<int64_t> axes) {
+    return {mesh, builder.getDenseI64ArrayAttr(axes)};
+  }
+
+  /// MPI_Comm_split's color (the coordinates off `axes`, one value per
+  /// group) and key (the position along `axes`), as `type`.
+  std::pair<Value, Value> splitArgs(MeshAttr mesh, ArrayRef<int64_t> axes,
+                                    Type type) {
+    SmallVector<int64_t> others;
+    for (int64_t a = 0; a < mesh.getRank(); ++a)
+      if (!llvm::is_contained(axes, a))
+        others.push_back(a);
+    Value color =
+        arith::IndexCastOp::create(builder, loc, type, ravel(mesh, others));
+    Value key =
+        arith::IndexCastOp::create(builder, loc, type, ravel(mesh, axes));
+    return {color, key};
+  }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v); }
 
   ModuleOp module;
