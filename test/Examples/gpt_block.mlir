@@ -82,3 +82,12 @@
 // RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel --dist-overlap-report="format=json peak-tflops=0.001" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // NOOVERLAP: {"name": "train_step", "compute_us": 3145.728, "comm_us": 71.720, "exposed_comm_us": 71.720
 // OVERLAP:   {"name": "train_step", "compute_us": 3145.728, "comm_us": 71.720, "exposed_comm_us": 61.475
+
+// The rewritten example lowers all the way to the LLVM dialect for 8 MPI
+// processes: the overlapped allreduces as MPI_Iallreduce through the
+// runtime, the rest as MPI_Allreduce, nothing of dist left.
+// RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel --dist-to-llvm="world-size=8 entry=none" | FileCheck %s --check-prefix=LLVM --implicit-check-not="= dist." --implicit-check-not="  dist."
+// LLVM-DAG: llvm.call @MPI_Comm_split
+// LLVM-DAG: llvm.call @MPI_Allreduce
+// LLVM-DAG: llvm.call @dist_iallreduce_f32
+// LLVM-DAG: llvm.call @dist_wait
