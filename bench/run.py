@@ -20,6 +20,7 @@ resident set. Writes results.json and results.md to --out.
 """
 import argparse
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -33,8 +34,27 @@ PASSES = ["dist-dropout-seed", "dist-parallel-embedding", "dist-amp-check-finite
 SHARD_PIPELINE = "builtin.module(func.func(sharding-propagation,shard-partition))"
 
 
+TIMING = re.compile(r"^\s*(?:[\d.]+ \(\s*[\d.]+%\)\s+)?([\d.]+) \(\s*[\d.]+%\)\s+(\S.*?)\s*$")
+
+
+def pass_seconds(stderr):
+    """Wall time of the passes alone, from --mlir-timing: the total less
+    parsing, printing and the rest (nested pass times may add up across
+    threads, so they are not summed)."""
+    wall = {}
+    for line in stderr.splitlines():
+        m = TIMING.match(line)
+        if m and m.group(2) in ("Parser", "Output", "Rest", "Total"):
+            wall[m.group(2)] = float(m.group(1))
+    if "Total" not in wall:
+        return 0.0
+    return max(0.0, wall["Total"] - wall.get("Parser", 0) - wall.get("Output", 0)
+               - wall.get("Rest", 0))
+
+
 def run_once(cmd, timeout):
-    """Wall seconds and peak RSS (MiB) of one run, or None on failure/timeout."""
+    """Wall seconds, peak RSS (MiB) and pass-only seconds (when the command
+    asks for --mlir-timing) of one run, or None on failure/timeout."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = start + timeout
@@ -48,20 +68,25 @@ def run_once(cmd, timeout):
             return None, "timeout"
         time.sleep(0.005)
     wall = time.perf_counter() - start
+    stderr = proc.stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
-        return None, proc.stderr.read().decode(errors="replace")[-400:]
-    return (wall, usage.ru_maxrss / 1024.0), None
+        return None, stderr[-400:]
+    return (wall, usage.ru_maxrss / 1024.0, pass_seconds(stderr)), None
 
 
 def measure(cmd, reps, timeout):
-    walls, rss = [], []
+    walls, rss, passes = [], [], []
     for _ in range(reps):
         result, error = run_once(cmd, timeout)
         if result is None:
             return {"error": error}
         walls.append(result[0])
         rss.append(result[1])
-    return {"wall_s": statistics.median(walls), "rss_mib": max(rss), "runs": walls}
+        passes.append(result[2])
+    out = {"wall_s": statistics.median(walls), "rss_mib": max(rss), "runs": walls}
+    if "--mlir-timing" in cmd:
+        out["pass_s"] = statistics.median(passes)
+    return out
 
 
 def count_ops(path):
@@ -101,12 +126,20 @@ def main():
                 out = os.path.join(tmp, "out.mlir")
                 configs = [("floor", [dist_opt, dist, "-o", out])]
                 configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
+                configs += [(f"{p}-alone", [dist_opt, dist, f"--{p}", "--verify-each=false",
+                                            "--mlir-timing", "-o", out]) for p in PASSES]
                 configs += [
                     ("pipeline", [dist_opt, dist, "--dist-auto-parallel", "-o", out]),
                     ("pipeline-nv", [dist_opt, dist, "--dist-auto-parallel",
                                      "--verify-each=false", "-o", out]),
                     ("pipeline-1thread", [dist_opt, dist, "--dist-auto-parallel",
                                           "--mlir-disable-threading", "-o", out]),
+                    # The passes' own time (no parse, print or verifier).
+                    ("passes-only", [dist_opt, dist, "--dist-auto-parallel",
+                                     "--verify-each=false", "--mlir-timing", "-o", out]),
+                    ("passes-only-1thread", [dist_opt, dist, "--dist-auto-parallel",
+                                             "--verify-each=false", "--mlir-timing",
+                                             "--mlir-disable-threading", "-o", out]),
                     ("mlir-opt-floor", [mlir_opt, generic, "--allow-unregistered-dialect",
                                         "-o", out]),
                     ("mlir-opt-canonicalize", [mlir_opt, generic, "--allow-unregistered-dialect",
@@ -161,18 +194,36 @@ def render(results):
                   fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
                   fmt(c.get("shard-floor")), fmt(c.get("shard"), c.get("shard-floor"))]
         lines.append("| " + " | ".join(cells) + " |")
+    # The passes' own time (--mlir-timing, no verify-each): what scaling and
+    # threading are about, without parse/print.
+    lines.append("")
+    lines.append("| shape | ops | " + " | ".join(f"{p} alone" for p in PASSES) +
+                 " | pipeline passes | pipeline passes, 1 thread | thread speedup |")
+    lines.append("|" + "---|" * (5 + len(PASSES)))
+    for row in results:
+        c = row["configs"]
+        cell = lambda name: (f"{c[name]['pass_s']:.3f} s" if "pass_s" in c.get(name, {}) else "-")
+        speedup = "-"
+        if "pass_s" in c.get("passes-only", {}) and "pass_s" in c.get("passes-only-1thread", {}):
+            speedup = f"{c['passes-only-1thread']['pass_s'] / c['passes-only']['pass_s']:.2f}x"
+        lines.append("| " + " | ".join([row["shape"], str(row["ops"])] +
+                                       [cell(f"{p}-alone") for p in PASSES] +
+                                       [cell("passes-only"), cell("passes-only-1thread"), speedup]) + " |")
     # Scaling: time(largest) / time(previous size) per config, per shape.
     lines.append("")
-    lines.append("| shape | config | time ratio between consecutive sizes (10x ops) |")
+    lines.append("| shape | config (`-alone`, `passes-only`: pass time only) | time ratio between consecutive sizes (10x ops) |")
     lines.append("|---|---|---|")
     for shape in sorted({r["shape"] for r in results}):
         rows = sorted((r for r in results if r["shape"] == shape), key=lambda r: r["size"])
-        for name in ["floor"] + PASSES + ["pipeline", "pipeline-nv", "shard"]:
+        names = ["floor"] + PASSES + ["pipeline", "pipeline-nv", "shard"]
+        names += [f"{p}-alone" for p in PASSES] + ["passes-only"]
+        for name in names:
+            key = "pass_s" if name.endswith("-alone") or name == "passes-only" else "wall_s"
             ratios = []
             for a, b in zip(rows, rows[1:]):
                 ca, cb = a["configs"].get(name, {}), b["configs"].get(name, {})
-                if "wall_s" in ca and "wall_s" in cb:
-                    ratios.append(f"{a['size']}->{b['size']}: {cb['wall_s'] / ca['wall_s']:.1f}")
+                if key in ca and key in cb and ca[key] > 0:
+                    ratios.append(f"{a['size']}->{b['size']}: {cb[key] / ca[key]:.1f}")
             if ratios:
                 lines.append(f"| {shape} | {name} | {', '.join(ratios)} |")
     return "\n".join(lines) + "\n"
