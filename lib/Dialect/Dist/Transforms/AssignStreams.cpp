@@ -22,12 +22,16 @@ namespace dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-/// The first op of `block` that uses `value` (directly or in a region).
-static Operation *firstUserInBlock(Value value, Block *block) {
+/// The first op of `block` that uses `value` (directly or in a region), by
+/// the walk positions in `position`.
+static Operation *
+firstUserInBlock(Value value, Block *block,
+                 const llvm::DenseMap<Operation *, unsigned> &position) {
   Operation *first = nullptr;
   for (Operation *user : value.getUsers()) {
     Operation *ancestor = block->findAncestorOpInBlock(*user);
-    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+    if (ancestor &&
+        (!first || position.lookup(ancestor) < position.lookup(first)))
       first = ancestor;
   }
   return first;
@@ -56,20 +60,29 @@ struct DistAssignStreamsPass
   }
 
   void runOnOperation() override {
+    // Positions from one walk, taken before any wait is inserted, so that
+    // finding first users costs one lookup per use and never depends on
+    // MLIR renumbering a block's op order while waits go in.
+    llvm::DenseMap<Operation *, unsigned> position;
     SmallVector<CollectiveOpInterface> collectives;
-    getOperation().walk([&](CollectiveOpInterface op) {
-      if (!op.isAsync())
-        collectives.push_back(op);
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      position[op] = position.size();
+      if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+        if (!collective.isAsync())
+          collectives.push_back(collective);
     });
+    SmallVector<Operation *> firstUsers;
     for (CollectiveOpInterface op : collectives)
-      assign(op);
+      firstUsers.push_back(
+          firstUserInBlock(op.getResult(), op->getBlock(), position));
+    for (auto [op, firstUser] : llvm::zip_equal(collectives, firstUsers))
+      assign(op, firstUser);
   }
 
-  void assign(CollectiveOpInterface op) {
+  void assign(CollectiveOpInterface op, Operation *firstUser) {
     MLIRContext *ctx = op.getContext();
     Value result = op.getResult();
     Block *block = op->getBlock();
-    Operation *firstUser = firstUserInBlock(result, block);
     StreamKind stream = op.getStream().value_or(streamByRole(op));
     if (stream == StreamKind::Compute || firstUser == op->getNextNode()) {
       op->removeAttr("stream");
