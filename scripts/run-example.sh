@@ -7,7 +7,11 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DIST_BUILD_DIR:-$root/build}
-"$root/scripts/bootstrap.sh" dist-opt
+# Build quietly; show the build's output only when it fails.
+if ! log=$("$root/scripts/bootstrap.sh" dist-opt 2>&1); then
+  printf '%s\n' "$log" >&2
+  exit 1
+fi
 
 example=$root/examples/gpt_block.mlir
 if [ $# -gt 0 ] && [[ "$1" == *.mlir ]]; then
