@@ -57,7 +57,6 @@ public:
   /// dist.matmul_grad), or nothing.
   std::optional<double> computeTime(Operation *op) const;
 
-  const CostModelOptions &getOptions() const { return options; }
 
 private:
   CostModelOptions options;

@@ -90,13 +90,6 @@ int64_t MeshAttr::getNumProcesses() const {
   return static_cast<int64_t>(getProcessIds().size());
 }
 
-std::optional<int64_t> MeshAttr::getAxisByName(StringRef name) const {
-  for (auto [axis, axisName] : llvm::enumerate(getNames()))
-    if (axisName.getValue() == name)
-      return axis;
-  return std::nullopt;
-}
-
 bool MeshAttr::hasDefaultProcessIds() const {
   for (auto [position, id] : llvm::enumerate(getProcessIds()))
     if (id != static_cast<int64_t>(position))

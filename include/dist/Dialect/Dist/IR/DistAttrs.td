@@ -47,8 +47,6 @@ def Dist_MeshAttr : Dist_Attr<"Mesh", "mesh"> {
     int64_t getNumProcesses() const;
     /// Size of mesh axis `axis`; the axis must be in range.
     int64_t getAxisSize(int64_t axis) const { return getShape()[axis]; }
-    /// Index of the axis named `name`, if any.
-    std::optional<int64_t> getAxisByName(::llvm::StringRef name) const;
     /// Whether process ids are the default 0 .. N-1.
     bool hasDefaultProcessIds() const;
   }];
