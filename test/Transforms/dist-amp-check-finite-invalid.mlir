@@ -44,3 +44,32 @@ func.func @caller(%g: tensor<4xf32>, %ls: tensor<1xf32>) -> tensor<4xf32> {
   %r = func.call @called(%g, %ls) : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A symbol use nested in an attribute of another op counts as a caller.
+// expected-error @+1 {{@referenced is called; the found_inf result cannot be added}}
+func.func @referenced(%g: tensor<4xf32>, %ls: tensor<1xf32> {dist.loss_scale})
+    -> (tensor<4xf32> {dist.grad = "p"}) {
+  return %g : tensor<4xf32>
+}
+func.func @other() attributes {dist.uses = [{step = @referenced}]} {
+  return
+}
+
+// -----
+
+// Every malformed step is reported, not only the first.
+// expected-error @+1 {{dist.loss_scale marks 2 arguments; expected one}}
+func.func @two_scales(%g: tensor<4xf32>, %a: tensor<1xf32> {dist.loss_scale},
+                      %b: tensor<1xf32> {dist.loss_scale})
+    -> (tensor<4xf32> {dist.grad = "p"}) {
+  return %g : tensor<4xf32>
+}
+// expected-error @+1 {{an AMP step must have a single block, got 2}}
+func.func @two_blocks(%g: tensor<4xf32>, %ls: tensor<1xf32> {dist.loss_scale})
+    -> (tensor<4xf32> {dist.grad = "p"}) {
+  cf.br ^bb1
+^bb1:
+  return %g : tensor<4xf32>
+}

@@ -13,7 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -43,8 +43,7 @@ struct AmpStep {
 
 /// Recognises an AMP step; nothing when `func` is not one, failure (with a
 /// diagnostic) when it is a malformed one.
-static FailureOr<std::optional<AmpStep>>
-analyzeStep(func::FuncOp func, const llvm::DenseSet<StringAttr> &referenced) {
+static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func) {
   if (func.isExternal())
     return std::optional<AmpStep>();
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
@@ -78,11 +77,6 @@ analyzeStep(func::FuncOp func, const llvm::DenseSet<StringAttr> &referenced) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("an AMP step must have a single block, got ")
            << func.getBody().getBlocks().size();
-  if (referenced.contains(func.getSymNameAttr()))
-    return func.emitError("@")
-           << func.getName() << " is called; the found_inf result cannot be "
-                                "added";
-
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (unsigned i : gradResults) {
     Value grad = ret.getOperand(i);
@@ -176,6 +170,37 @@ static void rewriteStep(func::FuncOp func, AmpStep &step) {
   ret.getOperandsMutable().append(foundInf);
 }
 
+/// Appends the root names of the symbols `attr` refers to, looking inside
+/// arrays and dictionaries as SymbolTable::getSymbolUses does.
+static void collectSymbolRefs(Attribute attr,
+                              SmallVectorImpl<StringAttr> &refs) {
+  if (auto ref = dyn_cast<SymbolRefAttr>(attr))
+    refs.push_back(ref.getRootReference());
+  else if (auto array = dyn_cast<ArrayAttr>(attr))
+    for (Attribute element : array)
+      collectSymbolRefs(element, refs);
+  else if (auto dict = dyn_cast<DictionaryAttr>(attr))
+    for (NamedAttribute element : dict)
+      collectSymbolRefs(element.getValue(), refs);
+}
+
+/// The symbols that `root` and the ops nested in it refer to. Reads inherent
+/// attributes one by one: Operation::getAttrDictionary(), which
+/// getSymbolUses walks, builds and uniques a new dictionary for every op
+/// with properties, and at a million ops those never-freed dictionaries
+/// were most of this pass's time and memory.
+static void collectSymbolRefs(Operation *root,
+                              SmallVectorImpl<StringAttr> &refs) {
+  root->walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      collectSymbolRefs(attr.getValue(), refs);
+    if (std::optional<RegisteredOperationName> info = op->getRegisteredInfo())
+      for (StringAttr name : info->getAttributeNames())
+        if (Attribute attr = op->getInherentAttr(name).value_or(Attribute()))
+          collectSymbolRefs(attr, refs);
+  });
+}
+
 namespace {
 struct DistAmpCheckFinitePass
     : public dist::impl::DistAmpCheckFiniteBase<DistAmpCheckFinitePass> {
@@ -183,27 +208,59 @@ struct DistAmpCheckFinitePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // One walk for every function's callers: asking per function would walk
-    // the module once per function.
+    MLIRContext *ctx = &getContext();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+
+    // Functions are independent until the caller check, so recognising the
+    // steps and collecting symbol references runs on every thread; the
+    // parallel driver keeps diagnostics in function order.
+    // Every function is analysed, so that each malformed step is reported.
+    struct Analysis {
+      std::optional<AmpStep> step;
+      SmallVector<StringAttr> refs;
+      bool failed = false;
+    };
+    std::vector<Analysis> analyses(funcs.size());
+    parallelForEach(ctx, llvm::seq<size_t>(0, funcs.size()), [&](size_t i) {
+      collectSymbolRefs(funcs[i], analyses[i].refs);
+      FailureOr<std::optional<AmpStep>> step = analyzeStep(funcs[i]);
+      if (failed(step))
+        analyses[i].failed = true;
+      else
+        analyses[i].step = std::move(*step);
+    });
+
+    // Adding a result would break every caller, and any symbol use is one.
     llvm::DenseSet<StringAttr> referenced;
-    if (std::optional<SymbolTable::UseRange> uses =
-            SymbolTable::getSymbolUses(&module.getBodyRegion()))
-      for (const SymbolTable::SymbolUse &use : *uses)
-        referenced.insert(use.getSymbolRef().getRootReference());
+    for (Analysis &analysis : analyses)
+      referenced.insert(analysis.refs.begin(), analysis.refs.end());
+    SmallVector<StringAttr> refs;
+    for (Operation &op : module.getBody()->getOperations())
+      if (!isa<func::FuncOp>(op))
+        collectSymbolRefs(&op, refs);
+    referenced.insert(refs.begin(), refs.end());
+
+    SmallVector<size_t> steps;
     bool hadError = false;
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      FailureOr<std::optional<AmpStep>> step = analyzeStep(func, referenced);
-      if (failed(step)) {
+    for (auto [i, analysis] : llvm::enumerate(analyses)) {
+      hadError |= analysis.failed;
+      if (!analysis.step)
+        continue;
+      if (referenced.contains(funcs[i].getSymNameAttr())) {
+        funcs[i].emitError("@")
+            << funcs[i].getName()
+            << " is called; the found_inf result cannot be added";
         hadError = true;
         continue;
       }
-      if (!*step)
-        continue;
-      rewriteStep(func, **step);
-      ++numSteps;
+      steps.push_back(i);
     }
     if (hadError)
-      signalPassFailure();
+      return signalPassFailure();
+
+    parallelForEach(ctx, steps,
+                    [&](size_t i) { rewriteStep(funcs[i], *analyses[i].step); });
+    numSteps += steps.size();
   }
 };
 } // namespace
