@@ -15,13 +15,12 @@ For each size and program shape (one function, one function per layer):
                  (--allow-unregistered-dialect), and its own floor
   shard          sharding-propagation + shard-partition on the same layers
                  written with the shard dialect, and its own floor
-  <pass>-alone, passes-1thread
-                 the passes' own time on one thread, from --mlir-timing
-  bc-*           the floor and the pipeline (no verify-each) reading and
-                 writing bytecode, on one and on all threads: their
-                 difference is what the passes cost, without the overhead
-                 that --mlir-timing adds to every function on several
-                 threads, and its ratio between the two is the thread speedup
+  <pass>-alone, passes, passes-1thread
+                 the passes' own wall time (no parse, print or verifier),
+                 from --dist-pass-wall-time, on all threads and on one; the
+                 ratio of the last two is the thread speedup. (--mlir-timing
+                 times every function on every thread, which on several
+                 threads costs as much as the passes and hides the speedup.)
 Wall time is the median of --reps runs; peak RSS is the child's maximum
 resident set. Writes results.json and results.md to --out.
 """
@@ -41,22 +40,13 @@ PASSES = ["dist-dropout-seed", "dist-parallel-embedding", "dist-amp-check-finite
 SHARD_PIPELINE = "builtin.module(func.func(sharding-propagation,shard-partition))"
 
 
-TIMING = re.compile(r"^\s*(?:[\d.]+ \(\s*[\d.]+%\)\s+)?([\d.]+) \(\s*[\d.]+%\)\s+(\S.*?)\s*$")
+WALL_TOTAL = re.compile(r"^dist-pass-wall-time: ([\d.]+) s  total$", re.M)
 
 
 def pass_seconds(stderr):
-    """Wall time of the passes alone, from --mlir-timing: the total less
-    parsing, printing and the rest (nested pass times may add up across
-    threads, so they are not summed)."""
-    wall = {}
-    for line in stderr.splitlines():
-        m = TIMING.match(line)
-        if m and m.group(2) in ("Parser", "Output", "Rest", "Total"):
-            wall[m.group(2)] = float(m.group(1))
-    if "Total" not in wall:
-        return 0.0
-    return max(0.0, wall["Total"] - wall.get("Parser", 0) - wall.get("Output", 0)
-               - wall.get("Rest", 0))
+    """The passes' wall time printed by --dist-pass-wall-time."""
+    m = WALL_TOTAL.search(stderr)
+    return float(m.group(1)) if m else 0.0
 
 
 def run_once(cmd, timeout):
@@ -91,7 +81,7 @@ def measure(cmd, reps, timeout):
         rss.append(result[1])
         passes.append(result[2])
     out = {"wall_s": statistics.median(walls), "rss_mib": max(rss), "runs": walls}
-    if "--mlir-timing" in cmd:
+    if "--dist-pass-wall-time" in cmd:
         out["pass_s"] = statistics.median(passes)
     return out
 
@@ -124,20 +114,18 @@ def main():
                 dist = os.path.join(tmp, f"dist-{shape}-{size}.mlir")
                 generic = os.path.join(tmp, f"generic-{shape}-{size}.mlir")
                 shard = os.path.join(tmp, f"shard-{shape}-{size}.mlir")
-                bytecode = os.path.join(tmp, f"dist-{shape}-{size}.mlirbc")
                 gen = [sys.executable, os.path.join(HERE, "gen.py"), "--ops", str(size),
                        "--shape", shape]
                 subprocess.run(gen + ["-o", dist], check=True)
                 subprocess.run(gen + ["--dialect", "shard", "-o", shard], check=True)
                 subprocess.run([dist_opt, dist, "--mlir-print-op-generic", "-o", generic],
                                check=True)
-                subprocess.run([dist_opt, dist, "--emit-bytecode", "-o", bytecode], check=True)
                 out = os.path.join(tmp, "out.mlir")
                 configs = [("floor", [dist_opt, dist, "-o", out])]
                 configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
                 configs += [(f"{p}-alone", [dist_opt, dist, f"--{p}", "--verify-each=false",
-                                            "--mlir-timing", "--mlir-disable-threading",
-                                            "-o", out]) for p in PASSES]
+                                            "--dist-pass-wall-time", "-o", out])
+                            for p in PASSES]
                 configs += [
                     ("pipeline", [dist_opt, dist, "--dist-auto-parallel", "-o", out]),
                     ("pipeline-nv", [dist_opt, dist, "--dist-auto-parallel",
@@ -145,17 +133,11 @@ def main():
                     ("pipeline-1thread", [dist_opt, dist, "--dist-auto-parallel",
                                           "--mlir-disable-threading", "-o", out]),
                     # The passes' own time (no parse, print or verifier).
+                    ("passes", [dist_opt, dist, "--dist-auto-parallel", "--verify-each=false",
+                                "--dist-pass-wall-time", "-o", out]),
                     ("passes-1thread", [dist_opt, dist, "--dist-auto-parallel",
-                                        "--verify-each=false", "--mlir-timing",
+                                        "--verify-each=false", "--dist-pass-wall-time",
                                         "--mlir-disable-threading", "-o", out]),
-                    ("bc-floor", [dist_opt, bytecode, "--emit-bytecode", "-o", out]),
-                    ("bc-floor-1thread", [dist_opt, bytecode, "--emit-bytecode",
-                                          "--mlir-disable-threading", "-o", out]),
-                    ("bc-pipeline", [dist_opt, bytecode, "--dist-auto-parallel",
-                                     "--verify-each=false", "--emit-bytecode", "-o", out]),
-                    ("bc-pipeline-1thread", [dist_opt, bytecode, "--dist-auto-parallel",
-                                             "--verify-each=false", "--emit-bytecode",
-                                             "--mlir-disable-threading", "-o", out]),
                     ("mlir-opt-floor", [mlir_opt, generic, "--allow-unregistered-dialect",
                                         "-o", out]),
                     ("mlir-opt-canonicalize", [mlir_opt, generic, "--allow-unregistered-dialect",
@@ -190,16 +172,6 @@ def fmt(config, floor=None):
     return text
 
 
-def thread_cost(c):
-    """What the passes cost on one and on all threads: the bytecode
-    pipeline's wall time less the bytecode floor's, or None."""
-    names = ["bc-pipeline-1thread", "bc-floor-1thread", "bc-pipeline", "bc-floor"]
-    walls = [c.get(n, {}).get("wall_s") for n in names]
-    if None in walls:
-        return None
-    return walls[0] - walls[1], walls[2] - walls[3]
-
-
 def render(results):
     lines = ["| shape | ops | floor | " + " | ".join(PASSES) +
              " | pipeline | pipeline, no verify-each | pipeline, 1 thread | RSS floor / pipeline"
@@ -220,39 +192,30 @@ def render(results):
                   fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
                   fmt(c.get("shard-floor")), fmt(c.get("shard"), c.get("shard-floor"))]
         lines.append("| " + " | ".join(cells) + " |")
-    # The passes' own time: per pass on one thread (--mlir-timing), and the
-    # whole pipeline as the bytecode runs' difference to their floor.
+    # The passes' own wall time (--dist-pass-wall-time, no verify-each).
     lines.append("")
     lines.append("| shape | ops | " + " | ".join(f"{p} alone" for p in PASSES) +
-                 " | pipeline passes, 1 thread | bytecode floor, 1 / 2 threads"
-                 " | bytecode pipeline, 1 / 2 threads | passes: 1 / 2 threads | thread speedup |")
-    lines.append("|" + "---|" * (7 + len(PASSES)))
+                 " | pipeline passes | pipeline passes, 1 thread | thread speedup |")
+    lines.append("|" + "---|" * (5 + len(PASSES)))
     for row in results:
         c = row["configs"]
         cell = lambda name: (f"{c[name]['pass_s']:.3f} s" if "pass_s" in c.get(name, {}) else "-")
-        wall = lambda name: c.get(name, {}).get("wall_s")
-        pair = lambda a, b: (f"{wall(a):.2f} / {wall(b):.2f} s" if wall(a) and wall(b) else "-")
-        passes, speedup = "-", "-"
-        cost = thread_cost(c)
-        if cost:
-            passes = f"{cost[0]:.2f} / {cost[1]:.2f} s"
-            speedup = f"{cost[0] / cost[1]:.2f}x" if cost[1] > 0 else "-"
+        speedup = "-"
+        if c.get("passes", {}).get("pass_s") and "pass_s" in c.get("passes-1thread", {}):
+            speedup = f"{c['passes-1thread']['pass_s'] / c['passes']['pass_s']:.2f}x"
         lines.append("| " + " | ".join([row["shape"], str(row["ops"])] +
                                        [cell(f"{p}-alone") for p in PASSES] +
-                                       [cell("passes-1thread"),
-                                        pair("bc-floor-1thread", "bc-floor"),
-                                        pair("bc-pipeline-1thread", "bc-pipeline"),
-                                        passes, speedup]) + " |")
+                                       [cell("passes"), cell("passes-1thread"), speedup]) + " |")
     # Scaling: time(largest) / time(previous size) per config, per shape.
     lines.append("")
-    lines.append("| shape | config (`-alone`, `passes-1thread`: pass time only) | time ratio between consecutive sizes (10x ops) |")
+    lines.append("| shape | config (`-alone`, `passes*`: pass time only) | time ratio between consecutive sizes (10x ops) |")
     lines.append("|---|---|---|")
     for shape in sorted({r["shape"] for r in results}):
         rows = sorted((r for r in results if r["shape"] == shape), key=lambda r: r["size"])
         names = ["floor"] + PASSES + ["pipeline", "pipeline-nv", "shard"]
-        names += [f"{p}-alone" for p in PASSES] + ["passes-1thread"]
+        names += [f"{p}-alone" for p in PASSES] + ["passes", "passes-1thread"]
         for name in names:
-            key = "pass_s" if name.endswith("-alone") or name == "passes-1thread" else "wall_s"
+            key = "pass_s" if name.endswith("-alone") or name.startswith("passes") else "wall_s"
             ratios = []
             for a, b in zip(rows, rows[1:]):
                 ca, cb = a["configs"].get(name, {}), b["configs"].get(name, {})
