@@ -207,8 +207,10 @@ def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
     Errors: a gradient that is not f16, f32 or f64 (named in the
     diagnostic), gradients on different meshes, more than one loss scale, a
     loss scale that is not a one-element float tensor, and a function that
-    is called (its new result would break the call). Functions with a
-    `dist.found_inf` result are already done and are left alone.
+    is called or otherwise referenced by a symbol (its new result would
+    break the call). Functions with a `dist.found_inf` result are already
+    done and are left alone. The functions are analysed and rewritten on
+    all threads; diagnostics come in function order.
   }];
   let statistics = [
     Statistic<"numSteps", "num-steps", "AMP steps rewritten">,
