@@ -347,7 +347,7 @@ static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
   Value input = op.getInput();
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](AllReduceOp ar) -> FailureOr<Value> {
-        mpi::MPI_ReductionOpEnum kind;
+        mpi::MPI_ReductionOpEnum kind = mpi::MPI_ReductionOpEnum::MPI_SUM;
         switch (ar.getKind()) {
         case ReductionKind::Sum:
         case ReductionKind::Avg:

@@ -132,6 +132,29 @@ TEST_F(MeshUtilsTest, PartialHelpers) {
   EXPECT_FALSE(dist.getDimOfMeshAxis(1).has_value());
 }
 
+// isDropPartialOf answers what comparing with dropPartial would, for every
+// subset of the reduced axes.
+TEST_F(MeshUtilsTest, IsDropPartialOfAgreesWithDropPartial) {
+  MeshAttr m = mesh({2, 2, 2});
+  auto in = TensorDistAttr::get(
+      m, {-1}, {{0, ReductionKind::Sum}, {2, ReductionKind::Max}});
+  SmallVector<TensorDistAttr> candidates = {
+      TensorDistAttr::get(m, {-1}),
+      TensorDistAttr::get(m, {-1}, {{0, ReductionKind::Sum}}),
+      TensorDistAttr::get(m, {-1}, {{2, ReductionKind::Max}}),
+      TensorDistAttr::get(m, {-1}, {{2, ReductionKind::Sum}}),
+      in,
+      TensorDistAttr::get(m, {0}),
+      TensorDistAttr::get(mesh({8}), {-1})};
+  for (ArrayRef<int64_t> axes :
+       {ArrayRef<int64_t>(), ArrayRef<int64_t>({0}), ArrayRef<int64_t>({2}),
+        ArrayRef<int64_t>({0, 2}), ArrayRef<int64_t>({1})})
+    for (TensorDistAttr out : candidates)
+      EXPECT_EQ(out.isDropPartialOf(in, axes), out == in.dropPartial(axes))
+          << "candidate with " << out.getPartialAxes().size()
+          << " partial axes, " << axes.size() << " reduced axes";
+}
+
 // Two invariants that the parser cannot produce but C++ builders can.
 TEST_F(MeshUtilsTest, VerifierRejectsMalformedBuilds) {
   std::string message;

@@ -288,6 +288,27 @@ TensorDistAttr TensorDistAttr::dropPartial(ArrayRef<int64_t> axes) const {
   return get(getMesh(), getDimsMapping(), kept);
 }
 
+// The verifier asks this of every allreduce after every pass; building the
+// expected attribute would hash and look it up in the context each time.
+bool TensorDistAttr::isDropPartialOf(TensorDistAttr other,
+                                     ArrayRef<int64_t> axes) const {
+  if (getMesh() != other.getMesh() ||
+      getDimsMapping() != other.getDimsMapping())
+    return false;
+  ArrayRef<int64_t> myAxes = getPartialAxes();
+  ArrayRef<ReductionKind> myKinds = getPartialKinds();
+  size_t next = 0;
+  for (auto [axis, kind] :
+       llvm::zip_equal(other.getPartialAxes(), other.getPartialKinds())) {
+    if (llvm::is_contained(axes, axis))
+      continue;
+    if (next == myAxes.size() || myAxes[next] != axis || myKinds[next] != kind)
+      return false;
+    ++next;
+  }
+  return next == myAxes.size();
+}
+
 TensorDistAttr TensorDistAttr::addPartial(ArrayRef<int64_t> axes,
                                           ReductionKind kind) const {
   TensorDistAttr base = dropPartial(axes);
@@ -315,7 +336,7 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
     if (parser.parseKeyword("partial") || parser.parseEqual() ||
         parser.parseCommaSeparatedList(
             AsmParser::Delimiter::Square, [&]() -> ParseResult {
-              int64_t axis;
+              int64_t axis = 0;
               StringRef kindName;
               SMLoc kindLoc;
               if (parser.parseInteger(axis) || parser.parseColon())

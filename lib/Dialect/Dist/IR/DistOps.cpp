@@ -174,12 +174,12 @@ LogicalResult AllReduceOp::verify() {
              << " but the allreduce reduces with "
              << stringifyReductionKind(getKind());
   }
-  TensorDistAttr expected = inDist.dropPartial(getAxes());
-  if (getTensorDist(cast<CollectiveOpInterface>(getOperation())
-                        .getResultTensorType()) != expected)
+  TensorDistAttr outDist = getTensorDist(
+      cast<CollectiveOpInterface>(getOperation()).getResultTensorType());
+  if (!outDist.isDropPartialOf(inDist, getAxes()))
     return emitOpError("result distribution must be the operand's with the "
                        "reduced axes no longer partial: expected ")
-           << expected;
+           << inDist.dropPartial(getAxes());
   return success();
 }
 
@@ -188,7 +188,7 @@ LogicalResult BroadcastOp::verify() {
       failed(verifyDistUnchanged(*this)))
     return failure();
   int64_t size = mesh::groupSize(getMesh(), getAxes());
-  if (getRoot() >= size)
+  if (getRoot() >= static_cast<uint64_t>(size))
     return emitOpError("root ") << getRoot() << " is out of range for a group of "
                                 << size << " processes";
   if (TensorDistAttr dist = getTensorDist(getInput().getType())) {

@@ -106,6 +106,9 @@ def Dist_TensorDistAttr : Dist_Attr<"TensorDist", "tensor",
     ::llvm::SmallVector<std::pair<int64_t, ReductionKind>> getPartials() const;
     /// This distribution with `axes` no longer partial.
     TensorDistAttr dropPartial(::llvm::ArrayRef<int64_t> axes) const;
+    /// Whether this is `dropPartial(axes)` of `other`, without creating it.
+    bool isDropPartialOf(TensorDistAttr other,
+                         ::llvm::ArrayRef<int64_t> axes) const;
     /// This distribution with `axes` partial with `kind` (replacing any kind).
     TensorDistAttr addPartial(::llvm::ArrayRef<int64_t> axes,
                               ReductionKind kind) const;
