@@ -339,6 +339,23 @@ static Value broadcastContribution(OpBuilder &b, Location loc,
   return arith::SelectOp::create(b, loc, isRoot, op.getInput(), zero);
 }
 
+/// The MPI reduction an allreduce of `kind` performs; avg is a sum that
+/// the caller scales afterwards.
+static mpi::MPI_ReductionOpEnum toMPIReduction(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+  case ReductionKind::Avg:
+    return mpi::MPI_ReductionOpEnum::MPI_SUM;
+  case ReductionKind::Max:
+    return mpi::MPI_ReductionOpEnum::MPI_MAX;
+  case ReductionKind::Min:
+    return mpi::MPI_ReductionOpEnum::MPI_MIN;
+  case ReductionKind::Prod:
+    return mpi::MPI_ReductionOpEnum::MPI_PROD;
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
 static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
                                         CollectiveOpInterface op) {
   Location loc = op.getLoc();
@@ -347,23 +364,8 @@ static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
   Value input = op.getInput();
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](AllReduceOp ar) -> FailureOr<Value> {
-        mpi::MPI_ReductionOpEnum kind = mpi::MPI_ReductionOpEnum::MPI_SUM;
-        switch (ar.getKind()) {
-        case ReductionKind::Sum:
-        case ReductionKind::Avg:
-          kind = mpi::MPI_ReductionOpEnum::MPI_SUM;
-          break;
-        case ReductionKind::Max:
-          kind = mpi::MPI_ReductionOpEnum::MPI_MAX;
-          break;
-        case ReductionKind::Min:
-          kind = mpi::MPI_ReductionOpEnum::MPI_MIN;
-          break;
-        case ReductionKind::Prod:
-          kind = mpi::MPI_ReductionOpEnum::MPI_PROD;
-          break;
-        }
-        Value result = allreduceTensor(b, loc, input, kind, fn.comm(mesh, axes));
+        Value result = allreduceTensor(
+            b, loc, input, toMPIReduction(ar.getKind()), fn.comm(mesh, axes));
         if (ar.getKind() != ReductionKind::Avg)
           return result;
         return averageOver(b, loc, ar, result, mesh::groupSize(mesh, axes));

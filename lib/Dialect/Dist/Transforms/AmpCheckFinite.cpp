@@ -213,8 +213,8 @@ struct DistAmpCheckFinitePass
 
     // Functions are independent until the caller check, so recognising the
     // steps and collecting symbol references runs on every thread; the
-    // parallel driver keeps diagnostics in function order.
-    // Every function is analysed, so that each malformed step is reported.
+    // parallel driver keeps diagnostics in function order. Every function is
+    // analysed, so that each malformed step is reported.
     struct Analysis {
       std::optional<AmpStep> step;
       SmallVector<StringAttr> refs;
@@ -234,11 +234,11 @@ struct DistAmpCheckFinitePass
     llvm::DenseSet<StringAttr> referenced;
     for (Analysis &analysis : analyses)
       referenced.insert(analysis.refs.begin(), analysis.refs.end());
-    SmallVector<StringAttr> refs;
+    SmallVector<StringAttr> otherRefs;
     for (Operation &op : module.getBody()->getOperations())
       if (!isa<func::FuncOp>(op))
-        collectSymbolRefs(&op, refs);
-    referenced.insert(refs.begin(), refs.end());
+        collectSymbolRefs(&op, otherRefs);
+    referenced.insert(otherRefs.begin(), otherRefs.end());
 
     SmallVector<size_t> steps;
     bool hadError = false;
