@@ -1,23 +1,31 @@
 //===- DistToLinalg.cpp - lower dist compute ops to linalg ----------------===//
 //
-// Implements --convert-dist-to-linalg: every dist compute op becomes
-// linalg.generic (and tensor/arith) on the same tensors, so that the program
-// can be bufferized and run. Matmuls and their gradients are one contraction
+// Implements --convert-dist-to-linalg and its patterns: every dist compute
+// op becomes linalg.generic (and tensor/arith) on the converted tensors, so
+// that the program can be bufferized and run. Matmuls and their gradients are one contraction
 // helper with different operand/result index maps; the dropout RNG hashes
 // the *global* element index so shards of an SPMD program draw the serial
 // program's mask.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Conversion/DistToLinalg.h"
+#include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
+#include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace dist {
@@ -124,39 +132,60 @@ static Value contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
   return generic.getResult(0);
 }
 
-static LogicalResult lowerMatmul(RewriterBase &rewriter, MatmulOp op) {
-  FailureOr<MatmulLoops> loops = matmulLoops(
-      op.getContext(), op.getX().getType(), op.getY().getType(),
-      op.getResult().getType(), op.getTransposeX(), op.getTransposeY());
-  if (failed(loops))
-    return op.emitError("cannot lower a matmul whose batch dims broadcast "
-                        "(size 1 against a larger size) to the runtime");
-  Value result = contract(rewriter, op.getLoc(), op.getX(), loops->x,
-                          op.getY(), loops->y, op.getResult().getType(),
-                          loops->out);
-  rewriter.replaceOp(op, result);
-  return success();
-}
+namespace {
+struct MatmulLowering : public OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-static LogicalResult lowerMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
-  RankedTensorType out = op.getOutGrad().getType();
-  FailureOr<MatmulLoops> loops =
-      matmulLoops(op.getContext(), op.getX().getType(), op.getY().getType(),
-                  out, op.getTransposeX(), op.getTransposeY());
-  if (failed(loops))
-    return op.emitError("cannot lower a matmul_grad whose batch dims "
-                        "broadcast (size 1 against a larger size) to the "
-                        "runtime");
-  // Each gradient contracts the other operand with out_grad over the loops
-  // missing from its own dims (k, or m/n, and any batch dims y lacks).
-  Location loc = op.getLoc();
-  Value dx = contract(rewriter, loc, op.getOutGrad(), loops->out, op.getY(),
-                      loops->y, op.getXGrad().getType(), loops->x);
-  Value dy = contract(rewriter, loc, op.getX(), loops->x, op.getOutGrad(),
-                      loops->out, op.getYGrad().getType(), loops->y);
-  rewriter.replaceOp(op, {dx, dy});
-  return success();
-}
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<MatmulLoops> loops = matmulLoops(
+        op.getContext(), op.getX().getType(), op.getY().getType(),
+        op.getResult().getType(), op.getTransposeX(), op.getTransposeY());
+    if (failed(loops))
+      return op.emitError("cannot lower a matmul whose batch dims broadcast "
+                          "(size 1 against a larger size) to the runtime");
+    auto type = getTypeConverter()->convertType<RankedTensorType>(
+        op.getResult().getType());
+    rewriter.replaceOp(op, contract(rewriter, op.getLoc(), adaptor.getX(),
+                                    loops->x, adaptor.getY(), loops->y, type,
+                                    loops->out));
+    return success();
+  }
+};
+
+struct MatmulGradLowering : public OpConversionPattern<MatmulGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MatmulGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<MatmulLoops> loops = matmulLoops(
+        op.getContext(), op.getX().getType(), op.getY().getType(),
+        op.getOutGrad().getType(), op.getTransposeX(), op.getTransposeY());
+    if (failed(loops))
+      return op.emitError("cannot lower a matmul_grad whose batch dims "
+                          "broadcast (size 1 against a larger size) to the "
+                          "runtime");
+    const TypeConverter &converter = *getTypeConverter();
+    // Each gradient contracts the other operand with out_grad over the loops
+    // missing from its own dims (k, or m/n, and any batch dims y lacks).
+    Location loc = op.getLoc();
+    Value dx = contract(
+        rewriter, loc, adaptor.getOutGrad(), loops->out, adaptor.getY(),
+        loops->y,
+        converter.convertType<RankedTensorType>(op.getXGrad().getType()),
+        loops->x);
+    Value dy = contract(
+        rewriter, loc, adaptor.getX(), loops->x, adaptor.getOutGrad(),
+        loops->out,
+        converter.convertType<RankedTensorType>(op.getYGrad().getType()),
+        loops->y);
+    rewriter.replaceOp(op, {dx, dy});
+    return success();
+  }
+};
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Embeddings
@@ -284,86 +313,132 @@ static Value hash64(OpBuilder &b, Location loc, Value z) {
   return xorShift(z, 31);
 }
 
-static Value seedValue(OpBuilder &b, Location loc, DropoutOp op) {
-  if (Value seed = op.getSeed()) {
+/// The dropout's seed as an i64: its seed operand, else `fix_seed`, else
+/// the default.
+static Value seedValue(OpBuilder &b, Location loc, DropoutOp op, Value seed) {
+  if (seed) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value v = tensor::ExtractOp::create(b, loc, seed, ValueRange{zero});
     return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
   }
-  int64_t seed = op.getFixSeed() ? int64_t(*op.getFixSeed()) : 0;
+  int64_t fixed = op.getFixSeed() ? int64_t(*op.getFixSeed()) : 0;
   return arith::ConstantOp::create(
-      b, loc, b.getI64IntegerAttr(seed ? seed : kDefaultSeed));
+      b, loc, b.getI64IntegerAttr(fixed ? fixed : kDefaultSeed));
 }
 
-static LogicalResult lowerDropout(RewriterBase &rewriter, DropoutOp op) {
-  Location loc = op.getLoc();
-  RankedTensorType type = op.getInput().getType();
-  if (op.getIsTest()) {
-    rewriter.replaceOp(op, op.getInput());
+namespace {
+struct DropoutLowering : public OpConversionPattern<DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getIsTest()) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    // The encoding is read from the op's own type: it says which global
+    // element each local one is.
+    RankedTensorType type = op.getInput().getType();
+    if (!type.hasStaticShape())
+      return op.emitError("cannot lower a dropout of dynamic shape");
+    TensorDistAttr dist = getTensorDist(type);
+    unsigned rank = type.getRank();
+    SmallVector<int64_t> globalShape = mesh::globalShape(type.getShape(), dist);
+    int64_t numElements = 1;
+    for (int64_t size : globalShape)
+      if (size < 0 || llvm::MulOverflow(numElements, size, numElements))
+        return op.emitError("cannot lower a dropout whose global shape does "
+                            "not fit in 64 bits");
+
+    auto resultType = getTypeConverter()->convertType<RankedTensorType>(type);
+    Value seed = seedValue(rewriter, loc, op, adaptor.getSeed());
+    // The global index of a local element: dims split over axis a are
+    // offset by coord(a) * local size.
+    SmallVector<Value> offsets(rank);
+    SmallVector<OpFoldResult> coords;
+    if (dist && llvm::any_of(dist.getDimsMapping(),
+                             [](int64_t axis) { return axis >= 0; })) {
+      MeshAttr mesh = dist.getMesh();
+      Value rankValue = buildWorldRank(rewriter, loc);
+      coords = mesh::buildCoords(
+          rewriter, loc, mesh,
+          *mesh::buildPosition(rewriter, loc, mesh, rankValue));
+    }
+    for (unsigned d = 0; d < rank; ++d) {
+      int64_t axis = dist ? dist.getMeshAxis(d) : -1;
+      if (axis < 0)
+        continue;
+      Value coord = getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);
+      Value size =
+          arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d));
+      offsets[d] = arith::MulIOp::create(rewriter, loc, coord, size);
+    }
+    double prob = op.getProb().convertToDouble();
+    auto map = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{adaptor.getInput()},
+        ValueRange{zeros(rewriter, loc, resultType)},
+        ArrayRef<AffineMap>{map, map},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value linear = arith::ConstantIndexOp::create(b, l, 0);
+          for (unsigned d = 0; d < rank; ++d) {
+            Value index = linalg::IndexOp::create(b, l, d);
+            if (offsets[d])
+              index = arith::AddIOp::create(b, l, index, offsets[d]);
+            Value extent = arith::ConstantIndexOp::create(b, l, globalShape[d]);
+            Value scaled = arith::MulIOp::create(b, l, linear, extent);
+            linear = arith::AddIOp::create(b, l, scaled, index);
+          }
+          Value counter =
+              arith::IndexCastOp::create(b, l, b.getI64Type(), linear);
+          Value hashed = hash64(b, l, counter);
+          Value shift = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32));
+          Value seedHigh = arith::ShLIOp::create(b, l, seed, shift);
+          Value key = arith::XOrIOp::create(b, l, hashed, seedHigh);
+          // The top 24 bits of the hash, as a float in [0, 1).
+          Value mask = hash64(b, l, key);
+          Value top = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(40));
+          Value bits = arith::ShRUIOp::create(b, l, mask, top);
+          Value asFloat = arith::UIToFPOp::create(b, l, b.getF32Type(), bits);
+          Value unit = arith::ConstantOp::create(
+              b, l, b.getF32FloatAttr(1.0f / 16777216.0f));
+          Value u = arith::MulFOp::create(b, l, asFloat, unit);
+          Value threshold =
+              arith::ConstantOp::create(b, l, b.getF32FloatAttr(float(prob)));
+          Value keep = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE,
+                                             u, threshold);
+          Type elementType = args[0].getType();
+          Value scale = arith::ConstantOp::create(
+              b, l, elementType,
+              b.getFloatAttr(elementType, 1.0 / (1.0 - prob)));
+          Value kept = arith::MulFOp::create(b, l, args[0], scale);
+          Value result = arith::SelectOp::create(b, l, keep, kept, args[1]);
+          linalg::YieldOp::create(b, l, result);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
-  if (!type.hasStaticShape())
-    return op.emitError("cannot lower a dropout of dynamic shape");
-  MLIRContext *ctx = op.getContext();
-  unsigned rank = type.getRank();
-  Value seed = seedValue(rewriter, loc, op);
-  // The global index of a local element: dims split over axis a are offset
-  // by coord(a) * local size.
-  TensorDistAttr dist = getTensorDist(type);
-  SmallVector<Value> offsets(rank);
-  SmallVector<int64_t> globalShape(type.getShape());
-  for (unsigned d = 0; d < rank; ++d) {
-    int64_t axis = dist ? dist.getMeshAxis(d) : -1;
-    if (axis < 0)
-      continue;
-    Value coord = ProcessCoordOp::create(rewriter, loc, dist.getMesh(), axis);
-    Value size = arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d));
-    offsets[d] = arith::MulIOp::create(rewriter, loc, coord, size);
-    globalShape[d] *= dist.getMesh().getAxisSize(axis);
+};
+
+struct SeedLowering : public OpConversionPattern<SeedOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SeedOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int32_t value = op.getValue() ? op.getValue() : int32_t(kDefaultSeed);
+    auto type =
+        getTypeConverter()->convertType<RankedTensorType>(op.getType());
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, type,
+        DenseElementsAttr::get(type, rewriter.getI32IntegerAttr(value)));
+    return success();
   }
-  double prob = op.getProb().convertToDouble();
-  auto map = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, type, ValueRange{op.getInput()},
-      ValueRange{zeros(rewriter, loc, type)}, ArrayRef<AffineMap>{map, map},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value linear = arith::ConstantIndexOp::create(b, l, 0);
-        for (unsigned d = 0; d < rank; ++d) {
-          Value index = linalg::IndexOp::create(b, l, d);
-          if (offsets[d])
-            index = arith::AddIOp::create(b, l, index, offsets[d]);
-          Value extent = arith::ConstantIndexOp::create(b, l, globalShape[d]);
-          Value scaled = arith::MulIOp::create(b, l, linear, extent);
-          linear = arith::AddIOp::create(b, l, scaled, index);
-        }
-        Value counter = arith::IndexCastOp::create(b, l, b.getI64Type(), linear);
-        Value hashed = hash64(b, l, counter);
-        Value shift = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32));
-        Value seedHigh = arith::ShLIOp::create(b, l, seed, shift);
-        Value key = arith::XOrIOp::create(b, l, hashed, seedHigh);
-        // The top 24 bits of the hash, as a float in [0, 1).
-        Value mask = hash64(b, l, key);
-        Value top = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(40));
-        Value bits = arith::ShRUIOp::create(b, l, mask, top);
-        Value asFloat = arith::UIToFPOp::create(b, l, b.getF32Type(), bits);
-        Value unit =
-            arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0f / 16777216.0f));
-        Value u = arith::MulFOp::create(b, l, asFloat, unit);
-        Value threshold =
-            arith::ConstantOp::create(b, l, b.getF32FloatAttr(float(prob)));
-        Value keep =
-            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, u, threshold);
-        Type elementType = args[0].getType();
-        Value scale = arith::ConstantOp::create(
-            b, l, elementType, b.getFloatAttr(elementType, 1.0 / (1.0 - prob)));
-        Value kept = arith::MulFOp::create(b, l, args[0], scale);
-        Value result = arith::SelectOp::create(b, l, keep, kept, args[1]);
-        linalg::YieldOp::create(b, l, result);
-      });
-  rewriter.replaceOp(op, generic.getResult(0));
-  return success();
-}
+};
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Scale and AMP
@@ -395,6 +470,28 @@ static Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
   return arith::TruncFOp::create(b, loc, to, v);
 }
 
+/// `grad * inverse` computed in `compute` (at least f32) and rounded once
+/// to the gradient's type, as Paddle's kernel does with its master type: an
+/// f16 `1 / 2^25` would underflow to 0.
+static Value unscale(OpBuilder &b, Location loc, Value grad, Value inverse) {
+  auto type = cast<RankedTensorType>(grad.getType());
+  Type element = type.getElementType();
+  Type compute = inverse.getType();
+  auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{grad}, ValueRange{zeros(b, loc, type)},
+             ArrayRef<AffineMap>{map, map},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value wide = castFloat(nb, nloc, args[0], compute);
+               Value product = arith::MulFOp::create(nb, nloc, wide, inverse);
+               linalg::YieldOp::create(nb, nloc,
+                                       castFloat(nb, nloc, product, element));
+             })
+      .getResult(0);
+}
+
 /// Whether any element of `grad` is infinite or NaN (x - x is 0 exactly for
 /// finite x).
 static Value anyNonFinite(OpBuilder &b, Location loc, Value grad) {
@@ -422,94 +519,139 @@ static Value anyNonFinite(OpBuilder &b, Location loc, Value grad) {
   return tensor::ExtractOp::create(b, loc, generic.getResult(0), ValueRange{});
 }
 
-static LogicalResult lowerCheckFinite(RewriterBase &rewriter,
-                                      CheckFiniteAndUnscaleOp op) {
-  Location loc = op.getLoc();
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value scale = tensor::ExtractOp::create(rewriter, loc, op.getScale(),
-                                          ValueRange{zero});
-  Value one = arith::ConstantOp::create(
-      rewriter, loc, scale.getType(),
-      rewriter.getFloatAttr(scale.getType(), 1.0));
-  Value inverse = arith::DivFOp::create(rewriter, loc, one, scale);
-  SmallVector<Value> results;
-  Value found = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
-  for (Value grad : op.getGrads()) {
-    Type elementType = getElementTypeOrSelf(grad.getType());
-    results.push_back(scaleBy(rewriter, loc, grad,
-                              castFloat(rewriter, loc, inverse, elementType)));
-    found = arith::OrIOp::create(rewriter, loc, found,
-                                 anyNonFinite(rewriter, loc, grad));
+namespace {
+struct CheckFiniteAndUnscaleLowering
+    : public OpConversionPattern<CheckFiniteAndUnscaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(CheckFiniteAndUnscaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // One inverse, in f64 if any gradient is f64, else in f32.
+    bool anyF64 = llvm::any_of(op.getGrads(), [](Value grad) {
+      return getElementTypeOrSelf(grad.getType()).isF64();
+    });
+    Type compute = anyF64 ? Type(rewriter.getF64Type())
+                          : Type(rewriter.getF32Type());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value scale = tensor::ExtractOp::create(rewriter, loc, adaptor.getScale(),
+                                            ValueRange{zero});
+    scale = castFloat(rewriter, loc, scale, compute);
+    Value one = arith::ConstantOp::create(rewriter, loc, compute,
+                                          rewriter.getFloatAttr(compute, 1.0));
+    Value inverse = arith::DivFOp::create(rewriter, loc, one, scale);
+    SmallVector<Value> results;
+    Value found =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
+    for (Value grad : adaptor.getGrads()) {
+      results.push_back(unscale(rewriter, loc, grad, inverse));
+      found = arith::OrIOp::create(rewriter, loc, found,
+                                   anyNonFinite(rewriter, loc, grad));
+    }
+    results.push_back(tensor::FromElementsOp::create(
+        rewriter, loc,
+        getTypeConverter()->convertType<RankedTensorType>(
+            op.getFoundInf().getType()),
+        ValueRange{found}));
+    rewriter.replaceOp(op, results);
+    return success();
   }
-  results.push_back(tensor::FromElementsOp::create(
-      rewriter, loc, op.getFoundInf().getType(), ValueRange{found}));
-  rewriter.replaceOp(op, results);
-  return success();
+};
+
+/// A pattern for an op whose lowering is one helper call on its operands.
+template <typename OpTy>
+struct HelperLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using Adaptor = typename OpTy::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> result = lower(rewriter, op, adaptor);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+
+  FailureOr<Value> lower(ConversionPatternRewriter &rewriter, OpTy op,
+                         Adaptor adaptor) const;
+
+  RankedTensorType convert(Type type) const {
+    return this->getTypeConverter()->template convertType<RankedTensorType>(
+        type);
+  }
+};
+
+template <>
+FailureOr<Value> HelperLowering<EmbeddingOp>::lower(
+    ConversionPatternRewriter &rewriter, EmbeddingOp op,
+    Adaptor adaptor) const {
+  if (failed(rejectRowSplit(op, op.getWeight())))
+    return failure();
+  return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
+                Value(), convert(op.getType()));
+}
+
+template <>
+FailureOr<Value> HelperLowering<CEmbeddingOp>::lower(
+    ConversionPatternRewriter &rewriter, CEmbeddingOp op,
+    Adaptor adaptor) const {
+  return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
+                adaptor.getStartIndex(), convert(op.getType()));
+}
+
+template <>
+FailureOr<Value> HelperLowering<EmbeddingGradOp>::lower(
+    ConversionPatternRewriter &rewriter, EmbeddingGradOp op,
+    Adaptor adaptor) const {
+  if (failed(rejectRowSplit(op, op.getWeight())))
+    return failure();
+  return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
+                    adaptor.getOutGrad(), Value(), convert(op.getType()));
+}
+
+template <>
+FailureOr<Value> HelperLowering<CEmbeddingGradOp>::lower(
+    ConversionPatternRewriter &rewriter, CEmbeddingGradOp op,
+    Adaptor adaptor) const {
+  return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
+                    adaptor.getOutGrad(), adaptor.getStartIndex(),
+                    convert(op.getType()));
+}
+
+template <>
+FailureOr<Value>
+HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter,
+                               ScaleOp op, Adaptor adaptor) const {
+  Type elementType = getElementTypeOrSelf(op.getType());
+  Value factor = arith::ConstantOp::create(
+      rewriter, op.getLoc(), elementType,
+      rewriter.getFloatAttr(elementType, op.getFactor().convertToDouble()));
+  return scaleBy(rewriter, op.getLoc(), adaptor.getInput(), factor);
+}
+} // namespace
+
+void mlir::dist::populateDistToLinalgConversionPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, MatmulGradLowering, DropoutLowering,
+               SeedLowering, CheckFiniteAndUnscaleLowering,
+               HelperLowering<EmbeddingOp>, HelperLowering<CEmbeddingOp>,
+               HelperLowering<EmbeddingGradOp>,
+               HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
+      converter, patterns.getContext());
+}
+
+void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {
+  target.addIllegalOp<MatmulOp, MatmulGradOp, EmbeddingOp, CEmbeddingOp,
+                      EmbeddingGradOp, CEmbeddingGradOp, DropoutOp, SeedOp,
+                      ScaleOp, CheckFiniteAndUnscaleOp>();
 }
 
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
-
-static LogicalResult lower(RewriterBase &rewriter, Operation *op) {
-  rewriter.setInsertionPoint(op);
-  Location loc = op->getLoc();
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](MatmulOp m) { return lowerMatmul(rewriter, m); })
-      .Case([&](MatmulGradOp m) { return lowerMatmulGrad(rewriter, m); })
-      .Case([&](EmbeddingOp e) {
-        if (failed(rejectRowSplit(e, e.getWeight())))
-          return failure();
-        rewriter.replaceOp(e, gather(rewriter, loc, e.getIds(), e.getWeight(),
-                                     Value(), e.getResult().getType()));
-        return success();
-      })
-      .Case([&](CEmbeddingOp e) {
-        rewriter.replaceOp(e, gather(rewriter, loc, e.getIds(), e.getWeight(),
-                                     e.getStartIndex(),
-                                     e.getResult().getType()));
-        return success();
-      })
-      .Case([&](EmbeddingGradOp e) {
-        if (failed(rejectRowSplit(e, e.getWeight())))
-          return failure();
-        rewriter.replaceOp(e, scatterAdd(rewriter, loc, e.getIds(),
-                                         e.getOutGrad(), Value(),
-                                         e.getWeightGrad().getType()));
-        return success();
-      })
-      .Case([&](CEmbeddingGradOp e) {
-        rewriter.replaceOp(e, scatterAdd(rewriter, loc, e.getIds(),
-                                         e.getOutGrad(), e.getStartIndex(),
-                                         e.getWeightGrad().getType()));
-        return success();
-      })
-      .Case([&](DropoutOp d) { return lowerDropout(rewriter, d); })
-      .Case([&](SeedOp s) {
-        int32_t value = s.getValue() ? s.getValue() : int32_t(kDefaultSeed);
-        RankedTensorType type = s.getResult().getType();
-        // A dense constant cannot carry the encoding; cast it back on.
-        auto plain = RankedTensorType::get(type.getShape(), type.getElementType());
-        Value constant = arith::ConstantOp::create(
-            rewriter, loc, plain,
-            DenseElementsAttr::get(plain, rewriter.getI32IntegerAttr(value)));
-        rewriter.replaceOpWithNewOp<tensor::CastOp>(s, type, constant);
-        return success();
-      })
-      .Case([&](ScaleOp s) {
-        Type elementType = getElementTypeOrSelf(s.getInput().getType());
-        Value factor = arith::ConstantOp::create(
-            rewriter, loc, elementType,
-            rewriter.getFloatAttr(elementType,
-                                  s.getFactor().convertToDouble()));
-        rewriter.replaceOp(s, scaleBy(rewriter, loc, s.getInput(), factor));
-        return success();
-      })
-      .Case([&](CheckFiniteAndUnscaleOp c) {
-        return lowerCheckFinite(rewriter, c);
-      })
-      .Default([](Operation *) { return success(); });
-}
 
 namespace {
 struct ConvertDistToLinalgPass
@@ -517,18 +659,16 @@ struct ConvertDistToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (isa<DistDialect>(op->getDialect()) &&
-          !isa<CollectiveOpInterface, ProcessCoordOp, WaitOp>(op))
-        ops.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    bool hadError = false;
-    for (Operation *op : ops)
-      if (failed(lower(rewriter, op)))
-        hadError = true;
-    if (hadError)
+    MLIRContext *ctx = &getContext();
+    DistTypeConverter converter;
+    ConversionTarget target(*ctx);
+    configureDistConversionTarget(target, converter);
+    addDistToLinalgIllegalOps(target);
+    RewritePatternSet patterns(ctx);
+    populateDistEncodingDropPatterns(converter, patterns);
+    populateDistToLinalgConversionPatterns(converter, patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -1,31 +1,34 @@
-//===- DistToMPI.cpp - lower dist collectives to the mpi dialect ----------===//
+//===- DistToMPI.cpp - lower dist communication to MPI --------------------===//
 //
-// Implements --convert-dist-to-mpi. A process finds its mesh coordinate from
-// its MPI rank (its position in the mesh's process-id list, through a lookup
-// table when the ids are not 0..N-1), and each (mesh, axes) group becomes a
-// communicator split from MPI_COMM_WORLD with the group's index as color and
-// the process's position in the group as key, so communicator ranks follow
-// mesh::processGroup's order.
+// Implements --convert-dist-to-mpi and its patterns. A process finds its
+// mesh coordinates from its MPI rank with the mesh-indexing builders; each
+// (mesh, axes) group is a communicator from the runtime, split from
+// MPI_COMM_WORLD with the index of the group as color and the position in
+// it as key, so communicator ranks follow mesh::processGroup's order.
+// Synchronous collectives are `mpi.allreduce`; asynchronous ones call the
+// runtime (include/dist/Runtime/DistRuntime.h), since MLIR 22's mpi dialect
+// has no non-blocking allreduce.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
+#include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Utils/MeshIndexing.h"
+#include "dist/Runtime/DistRuntime.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AttrTypeSubElements.h"
-#include "mlir/IR/PatternMatch.h"
-#include "mlir/AsmParser/AsmParser.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace dist {
@@ -37,162 +40,103 @@ namespace dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-namespace {
-/// Per-function values every collective of the function shares, created
-/// once at the top of the function (after mpi.init in the entry function).
-class FunctionContext {
-public:
-  FunctionContext(ModuleOp module, Block &entry, Operation *after)
-      : module(module), builder(entry.getParentOp()->getContext()) {
-    if (after)
-      builder.setInsertionPointAfter(after);
-    else
-      builder.setInsertionPointToStart(&entry);
-    loc = entry.getParentOp()->getLoc();
-  }
+//===----------------------------------------------------------------------===//
+// Shared state
+//===----------------------------------------------------------------------===//
 
-  Value world() {
-    if (!worldComm)
-      worldComm = mpi::CommWorldOp::create(builder, loc,
-                                           mpi::CommType::get(ctx()));
-    return worldComm;
-  }
+Value mlir::dist::buildWorldRank(OpBuilder &b, Location loc) {
+  Value world = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(b.getContext()));
+  Value rank =
+      mpi::CommRankOp::create(b, loc, Type(), b.getI32Type(), world).getRank();
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
+}
 
-  /// This process's position in `mesh`'s process-id list.
-  Value position(MeshAttr mesh) {
-    Value &pos = positions[mesh];
-    if (pos)
-      return pos;
-    Value rank = mpi::CommRankOp::create(builder, loc, Type(),
-                                         builder.getI32Type(), world())
-                     .getRank();
-    pos = arith::IndexCastOp::create(builder, loc, builder.getIndexType(), rank);
-    if (!mesh.hasDefaultProcessIds()) {
-      // table[rank] = position; ranks outside the mesh map to 0 (a world
-      // larger than the mesh is rejected before this runs).
-      int64_t maxId = *llvm::max_element(mesh.getProcessIds());
-      SmallVector<int64_t> table(maxId + 1, 0);
-      for (auto [position, id] : llvm::enumerate(mesh.getProcessIds()))
-        table[id] = position;
-      auto type = RankedTensorType::get({maxId + 1}, builder.getIndexType());
-      Value constant = arith::ConstantOp::create(
-          builder, loc, type,
-          DenseElementsAttr::get(type, ArrayRef<int64_t>(table)));
-      pos = tensor::ExtractOp::create(builder, loc, constant, ValueRange{pos});
-    }
-    return pos;
-  }
+static Operation *enclosingFunction(Operation *op) {
+  return op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+}
 
-  /// This process's coordinate along `axis` of `mesh`.
-  Value coord(MeshAttr mesh, int64_t axis) {
-    Value &c = coords[{mesh, axis}];
-    if (c)
-      return c;
-    int64_t stride = 1;
-    for (int64_t a = axis + 1; a < mesh.getRank(); ++a)
-      stride *= mesh.getAxisSize(a);
-    Value pos = position(mesh);
-    Value strideValue = index(stride);
-    Value v = arith::DivUIOp::create(builder, loc, pos, strideValue);
-    Value size = index(mesh.getAxisSize(axis));
-    c = arith::RemUIOp::create(builder, loc, v, size);
-    return c;
-  }
+void DistToMPIState::setFunctionEntryInsertionPoint(OpBuilder &b,
+                                                    Operation *func) {
+  if (Operation *last = lastEntryOp.lookup(func))
+    b.setInsertionPointAfter(last);
+  else
+    b.setInsertionPointToStart(&func->getRegion(0).front());
+}
 
-  /// The row-major index of this process's coordinates along `axes`.
-  Value ravel(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    Value linear = index(0);
-    for (int64_t axis : axes) {
-      Value c = coord(mesh, axis);
-      Value size = index(mesh.getAxisSize(axis));
-      Value scaled = arith::MulIOp::create(builder, loc, linear, size);
-      linear = arith::AddIOp::create(builder, loc, scaled, c);
-    }
-    return linear;
-  }
+void DistToMPIState::recordFunctionEntryValue(Operation *func, Value value) {
+  lastEntryOp[func] = value.getDefiningOp();
+}
 
-  /// This process's position in its group along `axes`.
-  Value groupPosition(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    return ravel(mesh, axes);
-  }
+SmallVector<Value> DistToMPIState::getCoords(OpBuilder &b, Operation *user,
+                                             MeshAttr mesh) {
+  Operation *func = enclosingFunction(user);
+  SmallVector<Value> &cached = coords[{func, mesh}];
+  if (!cached.empty())
+    return cached;
+  OpBuilder::InsertionGuard guard(b);
+  setFunctionEntryInsertionPoint(b, func);
+  Location loc = func->getLoc();
+  Value rank = buildWorldRank(b, loc);
+  // A rank value always has a position (0 for a rank outside the mesh,
+  // which --convert-dist-to-mpi's world-size check rules out).
+  OpFoldResult position = *mesh::buildPosition(b, loc, mesh, rank);
+  for (OpFoldResult c : mesh::buildCoords(b, loc, mesh, position))
+    cached.push_back(getValueOrCreateConstantIndexOp(b, loc, c));
+  recordFunctionEntryValue(func, cached.back());
+  return cached;
+}
 
-  /// The communicator of this process's group along `axes`.
-  Value comm(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    Value &c = comms[groupKey(mesh, axes)];
-    if (c)
-      return c;
-    auto [color, rankInGroup] = splitArgs(mesh, axes, builder.getI32Type());
-    c = mpi::CommSplitOp::create(builder, loc, Type(), mpi::CommType::get(ctx()),
-                                 world(), color, rankInGroup)
-            .getNewcomm();
-    return c;
-  }
+Value DistToMPIState::getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
+                              ArrayRef<int64_t> axes) {
+  Operation *func = enclosingFunction(user);
+  Attribute axesAttr = b.getDenseI64ArrayAttr(axes);
+  Value &comm = comms[{func, mesh, axesAttr}];
+  if (comm)
+    return comm;
+  SmallVector<OpFoldResult> coords =
+      getAsOpFoldResult(ValueRange(getCoords(b, user, mesh)));
+  OpBuilder::InsertionGuard guard(b);
+  setFunctionEntryInsertionPoint(b, func);
+  Location loc = func->getLoc();
+  auto i64 = b.getI64Type();
+  auto toI64 = [&](OpFoldResult index) -> Value {
+    Value v = getValueOrCreateConstantIndexOp(b, loc, index);
+    return arith::IndexCastOp::create(b, loc, i64, v);
+  };
+  auto [it, inserted] =
+      groupIds.try_emplace({mesh, axesAttr}, int64_t(groupIds.size()));
+  Value group = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(it->second));
+  Value color = toI64(mesh::buildLinearIndex(
+      b, loc, mesh, coords, mesh::complementAxes(mesh, axes)));
+  Value key = toI64(mesh::buildLinearIndex(b, loc, mesh, coords, axes));
+  func::FuncOp get = getRuntimeFunction(
+      b, DIST_RUNTIME_COMM_GET,
+      b.getFunctionType({i64, i64, i64}, {mpi::CommType::get(b.getContext())}),
+      /*cInterface=*/false);
+  comm = func::CallOp::create(b, loc, get, ValueRange{group, color, key})
+             .getResult(0);
+  recordFunctionEntryValue(func, comm);
+  return comm;
+}
 
-  /// The declaration of runtime function `name` (libdist_runtime.so),
-  /// added to the module on first use.
-  func::FuncOp runtimeFunction(StringRef name, FunctionType type,
-                               bool cInterface) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-      return existing;
-    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto decl = func::FuncOp::create(b, module.getLoc(), name, type);
-    decl.setPrivate();
-    if (cInterface)
-      decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+func::FuncOp DistToMPIState::getRuntimeFunction(OpBuilder &b, StringRef name,
+                                                FunctionType type,
+                                                bool cInterface) {
+  func::FuncOp &decl = runtimeFunctions[name];
+  if (decl)
     return decl;
-  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  decl = func::FuncOp::create(b, module.getLoc(), name, type);
+  decl.setPrivate();
+  if (cInterface)
+    decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return decl;
+}
 
-  /// A runtime communicator handle for this process's group along `axes`
-  /// (the runtime's own MPI_Comm_split, for non-blocking collectives).
-  Value runtimeComm(MeshAttr mesh, ArrayRef<int64_t> axes) {
-    Value &c = runtimeComms[groupKey(mesh, axes)];
-    if (c)
-      return c;
-    auto i64 = builder.getI64Type();
-    auto [color, rankInGroup] = splitArgs(mesh, axes, i64);
-    func::FuncOp split = runtimeFunction(
-        "dist_comm_split", builder.getFunctionType({i64, i64}, {i64}),
-        /*cInterface=*/false);
-    c = func::CallOp::create(builder, loc, split,
-                             ValueRange{color, rankInGroup})
-            .getResult(0);
-    return c;
-  }
-
-private:
-  MLIRContext *ctx() { return builder.getContext(); }
-
-  std::pair<Attribute, Attribute> groupKey(MeshAttr mesh,
-                                           ArrayRef<int64_t> axes) {
-    return {mesh, builder.getDenseI64ArrayAttr(axes)};
-  }
-
-  /// MPI_Comm_split's color (the coordinates off `axes`, one value per
-  /// group) and key (the position along `axes`), as `type`.
-  std::pair<Value, Value> splitArgs(MeshAttr mesh, ArrayRef<int64_t> axes,
-                                    Type type) {
-    SmallVector<int64_t> others;
-    for (int64_t a = 0; a < mesh.getRank(); ++a)
-      if (!llvm::is_contained(axes, a))
-        others.push_back(a);
-    Value color =
-        arith::IndexCastOp::create(builder, loc, type, ravel(mesh, others));
-    Value key =
-        arith::IndexCastOp::create(builder, loc, type, ravel(mesh, axes));
-    return {color, key};
-  }
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v); }
-
-  ModuleOp module;
-  OpBuilder builder;
-  Location loc = UnknownLoc::get(builder.getContext());
-  llvm::DenseMap<std::pair<Attribute, Attribute>, Value> runtimeComms;
-  Value worldComm;
-  llvm::DenseMap<Attribute, Value> positions;
-  llvm::DenseMap<std::pair<Attribute, int64_t>, Value> coords;
-  llvm::DenseMap<std::pair<Attribute, Attribute>, Value> comms;
-};
-} // namespace
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
 
 /// `tensor` as a read-only 1-D buffer: MLIR 22's MPI-to-LLVM lowering
 /// counts only the first dimension of a memref.
@@ -201,8 +145,8 @@ static Value flatten(OpBuilder &b, Location loc, Value tensor) {
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
                                                    /*read_only=*/true);
-  auto flatType = MemRefType::get({type.getNumElements()},
-                                  type.getElementType());
+  auto flatType =
+      MemRefType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 0)
     return memref::ExpandShapeOp::create(b, loc, flatType, buffer,
                                          ArrayRef<ReassociationIndices>{});
@@ -233,115 +177,90 @@ static Value unflatten(OpBuilder &b, Location loc, Value flat,
                                            /*writable=*/true);
 }
 
-/// Runs `mpi.allreduce` on a tensor.
-static Value allreduceTensor(OpBuilder &b, Location loc, Value tensor,
-                             mpi::MPI_ReductionOpEnum kind, Value comm) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Value flat = flatten(b, loc, tensor);
-  Value out = memref::AllocOp::create(
-      b, loc, MemRefType::get({type.getNumElements()}, type.getElementType()));
-  mpi::AllReduceOp::create(b, loc, Type(), flat, out, kind, comm);
-  return unflatten(b, loc, out, type);
-}
-
 static Value zerosLike(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   Value zero = arith::ConstantOp::create(b, loc, type.getElementType(),
                                          b.getZeroAttr(type.getElementType()));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
-namespace {
-/// A non-blocking allreduce in flight: its request handle and the 1-D buffer
-/// it receives into.
-struct Started {
-  Value request, recv;
-};
-} // namespace
-
-/// Starts a non-blocking sum/max/min/prod allreduce of `contribution`
-/// through libdist_runtime (MPI_Iallreduce); nothing when the element type
-/// has no runtime entry point.
-static std::optional<Started> startAsync(OpBuilder &b, Location loc,
-                                         FunctionContext &fn,
-                                         CollectiveOpInterface op,
-                                         Value contribution, int64_t kind) {
-  auto type = cast<RankedTensorType>(contribution.getType());
-  Type element = type.getElementType();
-  StringRef suffix = element.isF32()          ? "f32"
-                     : element.isF64()        ? "f64"
-                     : element.isInteger(32)  ? "i32"
-                     : element.isInteger(64)  ? "i64"
-                                              : "";
-  if (suffix.empty())
-    return std::nullopt;
-  auto flatType = MemRefType::get({type.getNumElements()}, element);
-  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
-  auto i64 = b.getI64Type();
-  Value flat = flatten(b, loc, contribution);
-  // MPI reads the send buffer until the wait: it gets its own copy, so that
-  // bufferization may reuse the tensor's buffer in the meantime.
-  Value send = memref::AllocOp::create(b, loc, flatType);
-  memref::CopyOp::create(b, loc, flat, send);
-  Value recv = memref::AllocOp::create(b, loc, flatType);
-  Value sendAny = memref::CastOp::create(b, loc, anySize, send);
-  Value recvAny = memref::CastOp::create(b, loc, anySize, recv);
-  Value kindValue = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(kind));
-  Value comm = fn.runtimeComm(op.getMesh(), op.getAxes());
-  func::FuncOp start = fn.runtimeFunction(
-      ("dist_iallreduce_" + suffix).str(),
-      b.getFunctionType({anySize, anySize, i64, i64}, {i64}),
-      /*cInterface=*/true);
-  Value request =
-      func::CallOp::create(b, loc, start,
-                           ValueRange{sendAny, recvAny, kindValue, comm})
-          .getResult(0);
-  return Started{request, recv};
+/// `tensor` converted elementwise to element type `to` (exactly, for the
+/// widenings getReductionElementType picks, and rounding once on the way
+/// back).
+static Value convertElements(OpBuilder &b, Location loc, Value tensor,
+                             Type to) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type from = type.getElementType();
+  if (from == to)
+    return tensor;
+  auto result = RankedTensorType::get(type.getShape(), to);
+  if (isa<FloatType>(from))
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? arith::ExtFOp::create(b, loc, result, tensor).getResult()
+               : arith::TruncFOp::create(b, loc, result, tensor).getResult();
+  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return arith::TruncIOp::create(b, loc, result, tensor);
+  // i1 is a flag (MAX is any, MIN is all); wider integers are signed.
+  if (from.isInteger(1))
+    return arith::ExtUIOp::create(b, loc, result, tensor);
+  return arith::ExtSIOp::create(b, loc, result, tensor);
 }
 
-/// `sum / groupSize` for an avg allreduce.
-static FailureOr<Value> averageOver(OpBuilder &b, Location loc, Operation *op,
-                                    Value sum, int64_t groupSize) {
+/// `sum / groupSize`, elementwise, for an avg allreduce.
+static Value averageOver(OpBuilder &b, Location loc, Value sum,
+                         int64_t groupSize) {
   auto type = cast<RankedTensorType>(sum.getType());
-  auto elementType = dyn_cast<FloatType>(type.getElementType());
-  if (!elementType)
-    return op->emitError("an avg allreduce of integers cannot be lowered");
+  auto elementType = cast<FloatType>(type.getElementType());
   Value factor = arith::ConstantOp::create(
-      b, loc, elementType, b.getFloatAttr(elementType, 1.0 / double(groupSize)));
-  Value splat = tensor::SplatOp::create(b, loc, type, factor);
+      b, loc, elementType,
+      b.getFloatAttr(elementType, 1.0 / double(groupSize)));
   auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
   return linalg::GenericOp::create(
-             b, loc, type, ValueRange{sum, splat},
-             ValueRange{zerosLike(b, loc, type)},
-             ArrayRef<AffineMap>{map, map, map},
+             b, loc, type, ValueRange{sum}, ValueRange{zerosLike(b, loc, type)},
+             ArrayRef<AffineMap>{map, map},
              SmallVector<utils::IteratorType>(type.getRank(),
                                               utils::IteratorType::parallel),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value product =
-                   arith::MulFOp::create(nb, nloc, args[0], args[1]);
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value product = arith::MulFOp::create(nb, nloc, args[0], factor);
                linalg::YieldOp::create(nb, nloc, product);
              })
       .getResult(0);
 }
 
-/// What a broadcast sends: the input at the group-local root, zeros
-/// elsewhere, so that a sum hands the root's value to every member (the mpi
-/// dialect has no broadcast op).
-static Value broadcastContribution(OpBuilder &b, Location loc,
-                                   FunctionContext &fn, BroadcastOp op) {
-  auto type = cast<RankedTensorType>(op.getInput().getType());
-  Value position = fn.groupPosition(op.getMesh(), op.getAxes());
-  Value root = arith::ConstantIndexOp::create(b, loc, op.getRoot());
-  Value isRoot =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position, root);
-  Value zero = zerosLike(b, loc, type);
-  return arith::SelectOp::create(b, loc, isRoot, op.getInput(), zero);
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a collective reduces and how, once its kind and element type are
+/// known to be lowerable.
+struct Reduction {
+  DistReduction kind;
+  mpi::MPI_ReductionOpEnum mpiKind;
+  /// The element type MPI reduces in.
+  Type elementType;
+};
+} // namespace
+
+static DistReduction toRuntime(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+    return DIST_REDUCE_SUM;
+  case ReductionKind::Max:
+    return DIST_REDUCE_MAX;
+  case ReductionKind::Min:
+    return DIST_REDUCE_MIN;
+  case ReductionKind::Prod:
+    return DIST_REDUCE_PROD;
+  case ReductionKind::Avg:
+    return DIST_REDUCE_AVG;
+  }
+  llvm_unreachable("unknown reduction kind");
 }
 
-/// The MPI reduction an allreduce of `kind` performs; avg is a sum that
-/// the caller scales afterwards.
-static mpi::MPI_ReductionOpEnum toMPIReduction(ReductionKind kind) {
+/// The MPI reduction of `kind`; avg is a sum that is divided afterwards.
+static mpi::MPI_ReductionOpEnum toMPI(ReductionKind kind) {
   switch (kind) {
   case ReductionKind::Sum:
   case ReductionKind::Avg:
@@ -356,36 +275,251 @@ static mpi::MPI_ReductionOpEnum toMPIReduction(ReductionKind kind) {
   llvm_unreachable("unknown reduction kind");
 }
 
-static FailureOr<Value> lowerCollective(OpBuilder &b, FunctionContext &fn,
-                                        CollectiveOpInterface op) {
-  Location loc = op.getLoc();
-  MeshAttr mesh = op.getMesh();
-  ArrayRef<int64_t> axes = op.getAxes();
-  Value input = op.getInput();
-  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
-      .Case([&](AllReduceOp ar) -> FailureOr<Value> {
-        Value result = allreduceTensor(
-            b, loc, input, toMPIReduction(ar.getKind()), fn.comm(mesh, axes));
-        if (ar.getKind() != ReductionKind::Avg)
-          return result;
-        return averageOver(b, loc, ar, result, mesh::groupSize(mesh, axes));
-      })
-      .Case([&](BroadcastOp bc) -> FailureOr<Value> {
-        return allreduceTensor(b, loc, broadcastContribution(b, loc, fn, bc),
-                               mpi::MPI_ReductionOpEnum::MPI_SUM,
-                               fn.comm(mesh, axes));
-      })
-      .Case([&](CIdentityOp) -> FailureOr<Value> { return input; })
-      .Default([](Operation *op) -> FailureOr<Value> {
-        return op->emitError("no MPI lowering for this collective");
-      });
+/// Checks that `op` reduces a static shape of an element type MPI has, with
+/// a kind that applies to it; emits the reason otherwise.
+static FailureOr<Reduction> checkReduction(CollectiveOpInterface op,
+                                           ReductionKind kind) {
+  RankedTensorType type = op.getResultTensorType();
+  if (!type.hasStaticShape())
+    return op->emitOpError("cannot be lowered to MPI: its shape ")
+           << type << " is not static";
+  Type element = getReductionElementType(type.getElementType());
+  if (!element)
+    return op->emitOpError("cannot be lowered to MPI: no MPI reduction "
+                           "for element type ")
+           << type.getElementType();
+  if (kind == ReductionKind::Avg && !isa<FloatType>(element))
+    return op->emitOpError("cannot be lowered to MPI: an avg of integers "
+                           "is not exact");
+  return Reduction{toRuntime(kind), toMPI(kind), element};
 }
+
+namespace {
+/// Lowers the three collectives: each says what it contributes and how it
+/// reduces; issuing (blocking or not) is shared.
+template <typename OpTy>
+class CollectiveLowering : public OpConversionPattern<OpTy> {
+public:
+  CollectiveLowering(const TypeConverter &converter, MLIRContext *ctx,
+                     DistToMPIState &state)
+      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    if (!collective.isAsync() && !communicates(op)) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    FailureOr<Reduction> reduction = checkReduction(collective, getKind(op));
+    if (failed(reduction))
+      return failure();
+    Location loc = op.getLoc();
+    Value contribution = getContribution(rewriter, op, adaptor.getInput());
+    Value widened =
+        convertElements(rewriter, loc, contribution, reduction->elementType);
+    auto widenedType = cast<RankedTensorType>(widened.getType());
+    RankedTensorType resultType =
+        cast<RankedTensorType>(dropDistEncoding(collective.getResultTensorType()));
+    int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
+
+    if (!collective.isAsync()) {
+      Value flat = flatten(rewriter, loc, widened);
+      Value out = memref::AllocOp::create(
+          rewriter, loc, cast<MemRefType>(flat.getType()));
+      mpi::AllReduceOp::create(
+          rewriter, loc, Type(), flat, out, reduction->mpiKind,
+          state.getComm(rewriter, op, op.getMesh(), op.getAxes()));
+      Value result = unflatten(rewriter, loc, out, widenedType);
+      if (reduction->kind == DIST_REDUCE_AVG)
+        result = averageOver(rewriter, loc, result, groupSize);
+      rewriter.replaceOp(op, convertElements(rewriter, loc, result,
+                                             resultType.getElementType()));
+      return success();
+    }
+
+    // Asynchronous: the future becomes the receive buffer and the request.
+    auto flatType = MemRefType::get({widenedType.getNumElements()},
+                                    reduction->elementType);
+    Value flat = flatten(rewriter, loc, widened);
+    // MPI reads the send buffer until the wait: it gets its own copy, so
+    // that bufferization may reuse the tensor's buffer in the meantime.
+    Value send = memref::AllocOp::create(rewriter, loc, flatType);
+    memref::CopyOp::create(rewriter, loc, flat, send);
+    Value recv = memref::AllocOp::create(rewriter, loc, flatType);
+    Value request;
+    if (!communicates(op)) {
+      memref::CopyOp::create(rewriter, loc, send, recv);
+      request = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(DIST_REQUEST_NONE));
+    } else {
+      auto anySize =
+          MemRefType::get({ShapedType::kDynamic}, reduction->elementType);
+      auto i64 = rewriter.getI64Type();
+      Value comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
+      std::string suffix = reduction->elementType.isF32()   ? "f32"
+                           : reduction->elementType.isF64() ? "f64"
+                           : reduction->elementType.isInteger(32) ? "i32"
+                                                                  : "i64";
+      func::FuncOp start = state.getRuntimeFunction(
+          rewriter, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix),
+          rewriter.getFunctionType({anySize, anySize, i64, comm.getType()},
+                                   {i64}),
+          /*cInterface=*/true);
+      Value kind = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));
+      Value sendAny = memref::CastOp::create(rewriter, loc, anySize, send);
+      Value recvAny = memref::CastOp::create(rewriter, loc, anySize, recv);
+      request = func::CallOp::create(rewriter, loc, start,
+                                     ValueRange{sendAny, recvAny, kind, comm})
+                    .getResult(0);
+    }
+    rewriter.replaceOpWithMultiple(op, {{recv, request}});
+    return success();
+  }
+
+private:
+  static ReductionKind getKind(OpTy op) {
+    if constexpr (std::is_same_v<OpTy, AllReduceOp>)
+      return op.getKind();
+    // A broadcast sums a contribution only the root makes.
+    return ReductionKind::Sum;
+  }
+
+  /// Whether the op moves data between processes (c_identity does not).
+  static bool communicates(OpTy) { return !std::is_same_v<OpTy, CIdentityOp>; }
+
+  /// What this process puts into the reduction. For a broadcast: its input
+  /// at the group-local root, zeros elsewhere, so that a sum hands the
+  /// root's value to every member (exact but for -0.0).
+  Value getContribution(ConversionPatternRewriter &rewriter, OpTy op,
+                        Value input) const {
+    if constexpr (!std::is_same_v<OpTy, BroadcastOp>) {
+      return input;
+    } else {
+      Location loc = op.getLoc();
+      SmallVector<OpFoldResult> coords = getAsOpFoldResult(
+          ValueRange(state.getCoords(rewriter, op, op.getMesh())));
+      Value position = getValueOrCreateConstantIndexOp(
+          rewriter, loc,
+          mesh::buildLinearIndex(rewriter, loc, op.getMesh(), coords,
+                                 op.getAxes()));
+      Value root = arith::ConstantIndexOp::create(rewriter, loc, op.getRoot());
+      Value isRoot = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, position, root);
+      Value zero =
+          zerosLike(rewriter, loc, cast<RankedTensorType>(input.getType()));
+      return arith::SelectOp::create(rewriter, loc, isRoot, input, zero);
+    }
+  }
+
+  DistToMPIState &state;
+};
+
+class WaitLowering : public OpConversionPattern<WaitOp> {
+public:
+  WaitLowering(const TypeConverter &converter, MLIRContext *ctx,
+               DistToMPIState &state)
+      : OpConversionPattern<WaitOp>(converter, ctx), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(WaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange future = adaptor.getFuture();
+    if (future.size() != 2)
+      return rewriter.notifyMatchFailure(op, "future not lowered");
+    Value recv = future[0], request = future[1];
+    Location loc = op.getLoc();
+    func::FuncOp wait = state.getRuntimeFunction(
+        rewriter, DIST_RUNTIME_WAIT,
+        rewriter.getFunctionType({rewriter.getI64Type()}, {}),
+        /*cInterface=*/false);
+    func::CallOp::create(rewriter, loc, wait, ValueRange{request});
+    auto resultType = cast<RankedTensorType>(
+        dropDistEncoding(op.getResult().getType()));
+    auto recvType = cast<MemRefType>(recv.getType());
+    auto received = RankedTensorType::get(resultType.getShape(),
+                                          recvType.getElementType());
+    Value result = unflatten(rewriter, loc, recv, received);
+    rewriter.replaceOp(op, convertElements(rewriter, loc, result,
+                                           resultType.getElementType()));
+    return success();
+  }
+
+private:
+  DistToMPIState &state;
+};
+
+class ProcessCoordLowering : public OpConversionPattern<ProcessCoordOp> {
+public:
+  ProcessCoordLowering(const TypeConverter &converter, MLIRContext *ctx,
+                       DistToMPIState &state)
+      : OpConversionPattern<ProcessCoordOp>(converter, ctx), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(ProcessCoordOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, state.getCoords(rewriter, op, op.getMesh())[op.getAxis()]);
+    return success();
+  }
+
+private:
+  DistToMPIState &state;
+};
+} // namespace
+
+void mlir::dist::populateDistToMPIConversionPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    DistToMPIState &state) {
+  patterns.add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
+               CollectiveLowering<CIdentityOp>, WaitLowering,
+               ProcessCoordLowering>(converter, patterns.getContext(), state);
+}
+
+void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
+  target.addIllegalOp<AllReduceOp, BroadcastOp, CIdentityOp, WaitOp,
+                      ProcessCoordOp>();
+}
+
+void mlir::dist::addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime) {
+  // A second lowering (the other order, or a pipeline after a pass) finds
+  // the entry bracketed already.
+  if (!entry.getOps<mpi::InitOp>().empty())
+    return;
+  OpBuilder b = OpBuilder::atBlockBegin(&entry.getBody().front());
+  mpi::InitOp::create(b, entry.getLoc(), TypeRange{});
+  ModuleOp module = entry->getParentOfType<ModuleOp>();
+  entry.walk([&](func::ReturnOp ret) {
+    b.setInsertionPoint(ret);
+    if (withRuntime) {
+      auto finalize = module.lookupSymbol<func::FuncOp>(DIST_RUNTIME_FINALIZE);
+      if (!finalize) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(module.getBody());
+        finalize = func::FuncOp::create(b, module.getLoc(),
+                                        DIST_RUNTIME_FINALIZE,
+                                        b.getFunctionType({}, {}));
+        finalize.setPrivate();
+      }
+      func::CallOp::create(b, ret.getLoc(), finalize, ValueRange{});
+    }
+    mpi::FinalizeOp::create(b, ret.getLoc(), TypeRange{});
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
 
 namespace {
 struct ConvertDistToMPIPass
     : public dist::impl::ConvertDistToMPIBase<ConvertDistToMPIPass> {
   using Base::Base;
 
+  /// With `world-size`, a mesh that does not fit the run is an error: the
+  /// processes would disagree about who holds what.
   LogicalResult checkMeshes(ModuleOp module) {
     if (worldSize <= 0)
       return success();
@@ -416,132 +550,26 @@ struct ConvertDistToMPIPass
     if (failed(checkMeshes(module)))
       return signalPassFailure();
 
-    // The encodings have served their purpose (the compute lowering read
-    // them); upstream bufferization does not know them.
-    AttrTypeReplacer stripper;
-    stripper.addReplacement([](RankedTensorType type) -> std::optional<Type> {
-      if (!isa_and_nonnull<TensorDistAttr>(type.getEncoding()))
-        return std::nullopt;
-      return RankedTensorType::get(type.getShape(), type.getElementType());
-    });
-    // Futures are rebuilt from their (stripped) value type by the replacer.
-    stripper.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
-                                          /*replaceLocs=*/false,
-                                          /*replaceTypes=*/true);
-
-    bool hadError = false;
-    // The loop may add runtime declarations to the module: iterate a copy.
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      if (func.isExternal())
-        continue;
-      Block &entryBlock = func.getBody().front();
-      Operation *init = nullptr;
-      if (func.getName() == entry) {
-        OpBuilder b = OpBuilder::atBlockBegin(&entryBlock);
-        init = mpi::InitOp::create(b, func.getLoc(), TypeRange{});
-        func.walk([&](func::ReturnOp ret) {
-          b.setInsertionPoint(ret);
-          mpi::FinalizeOp::create(b, ret.getLoc(), TypeRange{});
-        });
-      }
-      FunctionContext fn(module, entryBlock, init);
-      SmallVector<Operation *> ops;
-      func.walk([&](Operation *op) {
-        if (isa<CollectiveOpInterface, ProcessCoordOp>(op))
-          ops.push_back(op);
-      });
-      OpBuilder b(ctx);
-      // Erase only at the end: the function context inserts before the op
-      // that followed mpi.init, which may be one of these.
-      SmallVector<Operation *> dead;
-      for (Operation *op : ops) {
-        b.setInsertionPoint(op);
-        if (auto coord = dyn_cast<ProcessCoordOp>(op)) {
-          coord.getResult().replaceAllUsesWith(
-              fn.coord(coord.getMesh(), coord.getAxis()));
-          dead.push_back(op);
-          continue;
-        }
-        auto collective = cast<CollectiveOpInterface>(op);
-        if (collective.isAsync() && isa<AllReduceOp, BroadcastOp>(op)) {
-          // Issue now (MPI_Iallreduce), complete at the dist.wait.
-          auto allreduce = dyn_cast<AllReduceOp>(op);
-          Value contribution =
-              allreduce ? collective.getInput()
-                        : broadcastContribution(b, op->getLoc(), fn,
-                                                cast<BroadcastOp>(op));
-          // ReductionKind order; avg is a sum scaled after the wait.
-          int64_t kind = 0;
-          if (allreduce && allreduce.getKind() != ReductionKind::Avg)
-            kind = static_cast<int64_t>(allreduce.getKind());
-          if (std::optional<Started> started = startAsync(
-                  b, op->getLoc(), fn, collective, contribution, kind)) {
-            auto tensorType = collective.getResultTensorType();
-            func::FuncOp wait = fn.runtimeFunction(
-                "dist_wait", b.getFunctionType({b.getI64Type()}, {}),
-                /*cInterface=*/false);
-            for (Operation *user : op->getResult(0).getUsers()) {
-              auto waitOp = cast<WaitOp>(user);
-              b.setInsertionPoint(waitOp);
-              func::CallOp::create(b, waitOp.getLoc(), wait,
-                                   ValueRange{started->request});
-              Value result =
-                  unflatten(b, waitOp.getLoc(), started->recv, tensorType);
-              if (allreduce && allreduce.getKind() == ReductionKind::Avg) {
-                FailureOr<Value> average = averageOver(
-                    b, waitOp.getLoc(), op, result,
-                    mesh::groupSize(collective.getMesh(), collective.getAxes()));
-                if (failed(average)) {
-                  hadError = true;
-                  break;
-                }
-                result = *average;
-              }
-              waitOp.getResult().replaceAllUsesWith(result);
-              dead.push_back(waitOp);
-            }
-            dead.push_back(op);
-            continue;
-          }
-        }
-        FailureOr<Value> lowered = lowerCollective(b, fn, collective);
-        if (failed(lowered)) {
-          hadError = true;
-          continue;
-        }
-        // An asynchronous collective completes where it is issued; its wait
-        // becomes the identity.
-        for (Operation *user : op->getResult(0).getUsers())
-          if (auto wait = dyn_cast<WaitOp>(user)) {
-            wait.getResult().replaceAllUsesWith(*lowered);
-            dead.push_back(wait);
-          }
-        op->getResult(0).replaceAllUsesWith(*lowered);
-        dead.push_back(op);
-      }
-      // Each wait was pushed before its collective: users go first.
-      for (Operation *op : dead)
-        op->erase();
-    }
-    if (hadError)
+    DistTypeConverter converter;
+    ConversionTarget target(*ctx);
+    configureDistConversionTarget(target, converter);
+    addDistToMPIIllegalOps(target);
+    RewritePatternSet patterns(ctx);
+    DistToMPIState state(module);
+    populateDistEncodingDropPatterns(converter, patterns);
+    populateDistToMPIConversionPatterns(converter, patterns, state);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    module.walk([&](Operation *op) {
-      if (isa<DistDialect>(op->getDialect())) {
-        op->emitError("'") << op->getName()
-                           << "' cannot be lowered to MPI: run "
-                              "--convert-dist-to-linalg first";
-        hadError = true;
-      }
-    });
-    if (hadError)
-      return signalPassFailure();
-
-    // MLIR's MPI-to-LLVM lowering asks the module which MPI it targets.
-    module->setAttr("dlti.map",
-                    parseAttribute("#dlti.map<\"MPI:Implementation\" = \"MPICH\">",
-                                   ctx));
+    if (auto main = module.lookupSymbol<func::FuncOp>(entry);
+        main && !main.isExternal())
+      addMPIInitAndFinalize(main, state.usesRuntime());
+    // MLIR's MPI-to-LLVM conversion asks the module which MPI it targets;
+    // --dist-strip-dlti takes the entry off again after it.
+    DataLayoutEntryInterface mpich =
+        DataLayoutEntryAttr::get(StringAttr::get(ctx, "MPI:Implementation"),
+                                 StringAttr::get(ctx, "MPICH"));
+    module->setAttr(DLTIDialect::kMapAttrName, MapAttr::get(ctx, {mpich}));
   }
 };
 } // namespace

@@ -2,6 +2,10 @@
 
 #include "dist/Conversion/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -10,24 +14,30 @@ using namespace mlir::dist;
 
 void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
                                          const DistToLLVMOptions &options) {
-  pm.addNestedPass<func::FuncOp>(createConvertDistToLinalg());
+  pm.addPass(createConvertDistToLinalg());
   pm.addPass(createConvertDistToMPI(
       ConvertDistToMPIOptions{options.entry, options.worldSize}));
   // The upstream half, as shared/TOOLCHAIN.md found to work with MLIR 22.
-  std::string upstream =
-      "func.func(convert-elementwise-to-linalg),"
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(convert-linalg-to-loops),expand-strided-metadata,"
-      "lower-affine,convert-scf-to-cf,convert-to-llvm,"
-      "reconcile-unrealized-casts";
-  (void)parsePassPipeline(upstream, pm);
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createDistStripDLTI());
 }
 
 void mlir::dist::registerDistConversionPipelines() {
   PassPipelineRegistration<DistToLLVMOptions>(
       "dist-to-llvm",
       "Lower a dist program to the LLVM dialect on MPI (MPICH): dist compute "
-      "to linalg, collectives to mpi, then bufferize and convert to LLVM",
+      "to linalg, collectives to mpi and the dist runtime, then bufferize and "
+      "convert to LLVM",
       buildDistToLLVMPipeline);
 }

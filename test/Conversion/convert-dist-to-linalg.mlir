@@ -54,16 +54,20 @@ func.func @c_embedding(%ids: tensor<5xi64>, %w: tensor<4x3xf32>, %start: index) 
 // -----
 
 // The dropout mask hashes the element's global index: a dim split over the
-// mesh is offset by coord * local size.
-// CHECK-LABEL: func.func @dropout
-// CHECK: %[[C:.*]] = dist.process_coord #mesh axis = 0
+// mesh is offset by coord * local size, the coordinate unravelled from the
+// MPI rank. The encodings leave the signature.
+// CHECK-LABEL: func.func @dropout(%{{.*}}: tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: %[[WORLD:.*]] = mpi.comm_world
+// CHECK: %[[RANK:.*]] = mpi.comm_rank(%[[WORLD]]) : i32
+// CHECK: %[[R:.*]] = arith.index_cast %[[RANK]] : i32 to index
+// CHECK: %[[C:.*]] = affine.delinearize_index %[[R]] into (2) : index
 // CHECK: %[[OFF:.*]] = arith.muli %[[C]], %{{.*}} : index
 // CHECK: linalg.generic
 // CHECK:   linalg.index 1
 // CHECK:   arith.addi %{{.*}}, %[[OFF]] : index
 // CHECK:   arith.cmpf oge
 // CHECK:   arith.select
-// CHECK-NOT: dist.dropout
+// CHECK-NOT: dist.
 #mesh = #dist.mesh<shape = [2]>
 func.func @dropout(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>> {
   %s = dist.seed 3 : tensor<1xi32>
@@ -86,4 +90,43 @@ func.func @dropout(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<
 func.func @amp(%g: tensor<4xf32>, %s: tensor<1xf32>) -> (tensor<4xf32>, tensor<1xi1>) {
   %u, %inf = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<1xi1>)
   return %u, %inf : tensor<4xf32>, tensor<1xi1>
+}
+
+// -----
+
+// f16 gradients are multiplied by 1/scale in f32 and rounded once, as
+// Paddle's kernel does: an f16 1/2^25 would be 0. An f16 scale is widened
+// before it is inverted; f64 gradients make the inverse f64.
+// CHECK-LABEL: func.func @amp_f16
+// CHECK: %[[S:.*]] = tensor.extract %arg2
+// CHECK: %[[WS:.*]] = arith.extf %[[S]] : f16 to f64
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %[[WS]] : f64
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<2xf16>)
+// CHECK:   %[[W:.*]] = arith.extf %{{.*}} : f16 to f64
+// CHECK:   %[[P:.*]] = arith.mulf %[[W]], %[[INV]] : f64
+// CHECK:   %[[T:.*]] = arith.truncf %[[P]] : f64 to f16
+// CHECK:   linalg.yield %[[T]] : f16
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<2xf64>)
+// CHECK:   %[[P64:.*]] = arith.mulf %{{.*}}, %[[INV]] : f64
+// CHECK:   linalg.yield %[[P64]] : f64
+func.func @amp_f16(%g: tensor<2xf16>, %h: tensor<2xf64>, %s: tensor<1xf16>) -> (tensor<2xf16>, tensor<2xf64>, tensor<1xi1>) {
+  %u, %v, %inf = dist.check_finite_and_unscale %g, %h scale %s : (tensor<2xf16>, tensor<2xf64>, tensor<1xf16>) -> (tensor<2xf16>, tensor<2xf64>, tensor<1xi1>)
+  return %u, %v, %inf : tensor<2xf16>, tensor<2xf64>, tensor<1xi1>
+}
+
+// -----
+
+// Only the compute ops are this pass's: a collective stays, its operand cast
+// back to the encoded type it declares, for --convert-dist-to-mpi.
+// CHECK-LABEL: func.func @collective_stays(%{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<4x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[MM:.*]] = linalg.generic
+// CHECK: %[[ENC:.*]] = tensor.cast %[[MM]] : tensor<2x3xf32> to tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+// CHECK: %[[AR:.*]] = dist.allreduce %[[ENC]] on #mesh axes = [0] reduce = sum
+// CHECK: %[[PLAIN:.*]] = tensor.cast %[[AR]] : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<2x3xf32>
+// CHECK: return %[[PLAIN]] : tensor<2x3xf32>
+#mesh = #dist.mesh<shape = [2]>
+func.func @collective_stays(%x: tensor<2x4xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>> {
+  %p = dist.matmul %x, %w : tensor<2x4xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return %r : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>
 }

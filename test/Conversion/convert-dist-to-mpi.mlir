@@ -1,15 +1,20 @@
 // RUN: dist-opt %s --convert-dist-to-mpi -split-input-file | FileCheck %s
 
 // Coordinates come from the rank's position in the process-id list (a
-// lookup table for permuted ids); each collective's group is a communicator
-// split by the coordinates off its axes (color) and along them (key).
+// search of the list for permuted ids) unravelled row-major, once per
+// function; each collective's group is a runtime communicator split by the
+// coordinates off its axes (color) and along them (key), with a group id
+// per (mesh, axes).
 // CHECK-LABEL: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">}
-// The runtime entry points the asynchronous broadcast below calls.
-// CHECK-DAG:  func.func private @dist_comm_split(i64, i64) -> i64
-// CHECK-DAG:  func.func private @dist_iallreduce_f32(memref<?xf32>, memref<?xf32>, i64, i64) -> i64 attributes {llvm.emit_c_interface}
+// CHECK-DAG:  func.func private @dist_runtime_finalize()
+// CHECK-DAG:  func.func private @dist_comm_get(i64, i64, i64) -> !mpi.comm
+// CHECK-DAG:  func.func private @dist_iallreduce_f32(memref<?xf32>, memref<?xf32>, i64, !mpi.comm) -> i64 attributes {llvm.emit_c_interface}
 // CHECK-DAG:  func.func private @dist_wait(i64)
+// The entry calls the runtime's finalisation (it frees the communicators)
+// before MPI's.
 // CHECK-LABEL: func.func @main()
 // CHECK-NEXT: mpi.init
+// CHECK-NEXT: call @dist_runtime_finalize() : () -> ()
 // CHECK-NEXT: mpi.finalize
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @collectives
@@ -18,13 +23,22 @@
 // CHECK:      %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
 // CHECK:      %[[RANK:.*]] = mpi.comm_rank(%[[WORLD]]) : i32
 // CHECK:      %[[R:.*]] = arith.index_cast %[[RANK]] : i32 to index
-// CHECK:      %[[TABLE:.*]] = arith.constant dense<[3, 2, 1, 0]> : tensor<4xindex>
-// CHECK:      %[[POS:.*]] = tensor.extract %[[TABLE]][%[[R]]]
-// CHECK:      %[[D0:.*]] = arith.divui %[[POS]], %{{.*}} : index
-// CHECK:      %[[DP:.*]] = arith.remui %[[D0]], %{{.*}} : index
-// CHECK:      %[[D1:.*]] = arith.divui %[[POS]], %{{.*}} : index
-// CHECK:      %[[MP:.*]] = arith.remui %[[D1]], %{{.*}} : index
-// CHECK:      %[[COMM:.*]] = mpi.comm_split(%[[WORLD]], %{{.*}}, %{{.*}}) : !mpi.comm
+// CHECK:      %[[IDS:.*]] = arith.constant dense<[3, 2, 1, 0]> : tensor<4xindex>
+// CHECK:      %[[POS:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (index)
+// CHECK:        %[[ID:.*]] = tensor.extract %[[IDS]][%[[I]]]
+// CHECK:        %[[EQ:.*]] = arith.cmpi eq, %[[ID]], %[[R]] : index
+// CHECK:        arith.select %[[EQ]], %[[I]], %[[P]] : index
+// CHECK:      %[[C:.*]]:2 = affine.delinearize_index %[[POS]] into (2, 2) : index, index
+// The avg over axis 1 (mp): color = dp coordinate, key = mp coordinate.
+// CHECK:      %[[G0:.*]] = arith.constant 0 : i64
+// CHECK:      %[[COLOR0:.*]] = affine.linearize_index disjoint [%[[C]]#0] by (2)
+// CHECK:      %[[KEY0:.*]] = affine.linearize_index disjoint [%[[C]]#1] by (2)
+// CHECK:      %[[COMM:.*]] = call @dist_comm_get(%[[G0]], %{{.*}}, %{{.*}}) : (i64, i64, i64) -> !mpi.comm
+// The broadcast over axis 0 (dp): the other way round, group id 1.
+// CHECK:      %[[G1:.*]] = arith.constant 1 : i64
+// CHECK:      affine.linearize_index disjoint [%[[C]]#1] by (2)
+// CHECK:      affine.linearize_index disjoint [%[[C]]#0] by (2)
+// CHECK:      %[[RCOMM:.*]] = call @dist_comm_get(%[[G1]], %{{.*}}, %{{.*}})
 // 1-D buffers: MLIR 22's MPI lowering counts only the first dimension.
 // CHECK:      %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<2x3xf32> to memref<2x3xf32>
 // CHECK-NEXT: %[[FLAT:.*]] = memref.collapse_shape %[[IN]] {{\[\[}}0, 1]] : memref<2x3xf32> into memref<6xf32>
@@ -34,24 +48,25 @@
 // CHECK-NEXT: %[[SUM:.*]] = bufferization.to_tensor {{.*}} restrict writable
 // avg: the sum divided by the group size.
 // CHECK:      %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
-// CHECK:      linalg.generic
-// CHECK:      arith.mulf
-// The asynchronous broadcast: the root contributes its value, everyone else
-// zeros, into a non-blocking sum (MPI_Iallreduce in libdist_runtime) issued
-// here on a copy of the send buffer, and completed (MPI_Wait) where the
-// dist.wait was.
-// CHECK:      %[[RCOMM:.*]] = call @dist_comm_split(%{{.*}}, %{{.*}}) : (i64, i64) -> i64
+// CHECK:      linalg.generic {{.*}} ins(%[[SUM]]
+// CHECK:      arith.mulf %{{.*}}, %[[HALF]]
+// The asynchronous broadcast: the root (position 1 along dp) contributes
+// its value, everyone else zeros, into a non-blocking sum issued here on a
+// copy of the send buffer, and completed where the dist.wait was.
+// CHECK:      %[[GPOS:.*]] = affine.linearize_index disjoint [%[[C]]#0] by (2)
 // CHECK:      %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-NEXT: %[[ISROOT:.*]] = arith.cmpi eq, %{{.*}}, %[[ONE]] : index
+// CHECK-NEXT: %[[ISROOT:.*]] = arith.cmpi eq, %[[GPOS]], %[[ONE]] : index
 // CHECK:      %[[CONTRIB:.*]] = arith.select %[[ISROOT]], %[[Y]], %{{.*}} : tensor<4xf32>
 // CHECK:      %[[SBUF:.*]] = bufferization.to_buffer %[[CONTRIB]] read_only
 // CHECK:      %[[SEND:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-NEXT: memref.copy %[[SBUF]], %[[SEND]]
 // CHECK-NEXT: %[[RECV:.*]] = memref.alloc() : memref<4xf32>
-// CHECK:      %[[REQ:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[RCOMM]])
-// CHECK:      call @dist_wait(%[[REQ]]) : (i64) -> ()
-// CHECK-NEXT: bufferization.to_tensor %[[RECV]] restrict writable
-// CHECK:      return %{{.*}}, %{{.*}}, %[[MP]]
+// DIST_REDUCE_SUM is 1 in the runtime's ABI.
+// CHECK-NEXT: %[[KIND:.*]] = arith.constant 1 : i64
+// CHECK:      %[[REQ:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %[[KIND]], %[[RCOMM]])
+// CHECK-NEXT: call @dist_wait(%[[REQ]]) : (i64) -> ()
+// CHECK-NEXT: %[[BV:.*]] = bufferization.to_tensor %[[RECV]] restrict writable
+// CHECK:      return %{{.*}}, %[[BV]], %[[C]]#1
 // CHECK-NOT:  dist.
 #mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"], process_ids = [3, 2, 1, 0]>
 func.func @main() {
@@ -67,13 +82,17 @@ func.func @collectives(%x: tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial
 
 // -----
 
-// Reductions map to MPI's; default process ids need no table; c_identity is
-// the identity.
+// Reductions map to MPI's; default process ids need no search; c_identity
+// is the identity; the communicator is built once for the three.
 // CHECK-LABEL: func.func @kinds
-// CHECK-NOT: arith.constant dense
-// CHECK: mpi.allreduce({{.*}}, MPI_MAX,
-// CHECK: mpi.allreduce({{.*}}, MPI_MIN,
-// CHECK: mpi.allreduce({{.*}}, MPI_PROD,
+// CHECK-NOT: scf.for
+// CHECK: %[[R:.*]] = arith.index_cast
+// CHECK: %[[C:.*]] = affine.delinearize_index %[[R]] into (4) : index
+// CHECK: %[[COMM:.*]] = call @dist_comm_get
+// CHECK: mpi.allreduce({{.*}}, MPI_MAX, %[[COMM]])
+// CHECK: mpi.allreduce({{.*}}, MPI_MIN, %[[COMM]])
+// CHECK: mpi.allreduce({{.*}}, MPI_PROD, %[[COMM]])
+// CHECK-NOT: dist_comm_get
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %arg0
 #mesh = #dist.mesh<shape = [4]>
 func.func @kinds(%x: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) {
@@ -82,4 +101,79 @@ func.func @kinds(%x: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi
   %c = dist.allreduce %x on #mesh axes = [0] reduce = prod : tensor<4xi32> -> tensor<4xi32>
   %d = dist.c_identity %x on #mesh axes = [0] : tensor<4xi32> -> tensor<4xi32>
   return %a, %b, %c, %d : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// Element types MPI cannot reduce are widened and narrowed back: f16 and
+// bf16 are summed in f32 and rounded once, i8 in i32 (signed), i1 in i32
+// (unsigned, so that MAX is "any").
+// CHECK-LABEL: func.func @widened
+// CHECK: %[[W:.*]] = arith.extf %arg0 : tensor<4xf16> to tensor<4xf32>
+// CHECK: mpi.allreduce({{.*}}, MPI_SUM, {{.*}}) : memref<4xf32>, memref<4xf32>
+// CHECK: %[[S:.*]] = bufferization.to_tensor
+// CHECK: arith.truncf %[[S]] : tensor<4xf32> to tensor<4xf16>
+// CHECK: arith.extf %arg1 : tensor<4xbf16> to tensor<4xf32>
+// CHECK: mpi.allreduce({{.*}}, MPI_MAX, {{.*}}) : memref<4xf32>, memref<4xf32>
+// CHECK: arith.truncf %{{.*}} : tensor<4xf32> to tensor<4xbf16>
+// CHECK: arith.extsi %arg2 : tensor<4xi8> to tensor<4xi32>
+// CHECK: mpi.allreduce({{.*}}, MPI_MIN, {{.*}}) : memref<4xi32>, memref<4xi32>
+// CHECK: arith.trunci %{{.*}} : tensor<4xi32> to tensor<4xi8>
+// CHECK: arith.extui %arg3 : tensor<1xi1> to tensor<1xi32>
+// CHECK: mpi.allreduce({{.*}}, MPI_MAX, {{.*}}) : memref<1xi32>, memref<1xi32>
+// CHECK: arith.trunci %{{.*}} : tensor<1xi32> to tensor<1xi1>
+#mesh = #dist.mesh<shape = [2]>
+func.func @widened(%h: tensor<4xf16>, %b: tensor<4xbf16>, %i: tensor<4xi8>, %f: tensor<1xi1>) -> (tensor<4xf16>, tensor<4xbf16>, tensor<4xi8>, tensor<1xi1>) {
+  %0 = dist.allreduce %h on #mesh axes = [0] reduce = sum : tensor<4xf16> -> tensor<4xf16>
+  %1 = dist.allreduce %b on #mesh axes = [0] reduce = max : tensor<4xbf16> -> tensor<4xbf16>
+  %2 = dist.allreduce %i on #mesh axes = [0] reduce = min : tensor<4xi8> -> tensor<4xi8>
+  %3 = dist.allreduce %f on #mesh axes = [0] reduce = max : tensor<1xi1> -> tensor<1xi1>
+  return %0, %1, %2, %3 : tensor<4xf16>, tensor<4xbf16>, tensor<4xi8>, tensor<1xi1>
+}
+
+// -----
+
+// Asynchronous forms: an avg is DIST_REDUCE_AVG (5), divided by the runtime
+// when it completes; an f16 future receives f32 and is rounded after the
+// wait; an asynchronous c_identity has nothing to wait for
+// (DIST_REQUEST_NONE, -1).
+// CHECK-LABEL: func.func @async_forms
+// CHECK: %[[AVG:.*]] = arith.constant 5 : i64
+// CHECK: %[[RA:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %[[AVG]], %{{.*}})
+// CHECK: arith.extf %arg1 : tensor<4xf16> to tensor<4xf32>
+// CHECK: memref.copy
+// CHECK-NEXT: %[[RECV:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: %[[RH:.*]] = call @dist_iallreduce_f32
+// CHECK: %[[NONE:.*]] = arith.constant -1 : i64
+// CHECK: call @dist_wait(%[[RA]])
+// CHECK: call @dist_wait(%[[RH]])
+// CHECK: %[[H:.*]] = bufferization.to_tensor %[[RECV]] restrict writable : memref<4xf32> to tensor<4xf32>
+// CHECK: arith.truncf %[[H]] : tensor<4xf32> to tensor<4xf16>
+// CHECK: call @dist_wait(%[[NONE]])
+#mesh = #dist.mesh<shape = [2], names = ["dp"]>
+func.func @async_forms(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) {
+  %a = dist.allreduce %x on #mesh axes = [0] reduce = avg stream = dp : tensor<4xf32> -> !dist.future<tensor<4xf32>>
+  %b = dist.allreduce %h on #mesh axes = [0] reduce = sum stream = dp : tensor<4xf16> -> !dist.future<tensor<4xf16>>
+  %c = dist.c_identity %x on #mesh axes = [0] stream = dp : tensor<4xf32> -> !dist.future<tensor<4xf32>>
+  %av = dist.wait %a : !dist.future<tensor<4xf32>>
+  %bv = dist.wait %b : !dist.future<tensor<4xf16>>
+  %cv = dist.wait %c : !dist.future<tensor<4xf32>>
+  return %av, %bv, %cv : tensor<4xf32>, tensor<4xf16>, tensor<4xf32>
+}
+
+// -----
+
+// Compute ops are --convert-dist-to-linalg's: they stay, with the encodings
+// their types declare, behind tensor.casts.
+// CHECK-LABEL: func.func @compute_stays(%{{.*}}: tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[AR:.*]] = bufferization.to_tensor
+// CHECK: %[[ENC:.*]] = tensor.cast %[[AR]] : tensor<4xf32> to tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+// CHECK: %[[S:.*]] = dist.scale %[[ENC]] by 2.000000e+00 : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+// CHECK: %[[PLAIN:.*]] = tensor.cast %[[S]] : tensor<4xf32, #dist.tensor<#mesh, [-1]>> to tensor<4xf32>
+// CHECK: return %[[PLAIN]]
+#mesh = #dist.mesh<shape = [2]>
+func.func @compute_stays(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) -> tensor<4xf32, #dist.tensor<#mesh, [-1]>> {
+  %r = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  %s = dist.scale %r by 2.0 : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return %s : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
 }

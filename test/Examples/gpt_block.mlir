@@ -87,7 +87,7 @@
 // processes: the overlapped allreduces as MPI_Iallreduce through the
 // runtime, the rest as MPI_Allreduce, nothing of dist left.
 // RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel --dist-to-llvm="world-size=8 entry=none" | FileCheck %s --check-prefix=LLVM --implicit-check-not="= dist." --implicit-check-not="  dist."
-// LLVM-DAG: llvm.call @MPI_Comm_split
+// LLVM-DAG: llvm.call @dist_comm_get
 // LLVM-DAG: llvm.call @MPI_Allreduce
 // LLVM-DAG: llvm.call @dist_iallreduce_f32
 // LLVM-DAG: llvm.call @dist_wait

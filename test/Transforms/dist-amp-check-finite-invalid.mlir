@@ -53,7 +53,7 @@ func.func @referenced(%g: tensor<4xf32>, %ls: tensor<1xf32> {dist.loss_scale})
     -> (tensor<4xf32> {dist.grad = "p"}) {
   return %g : tensor<4xf32>
 }
-func.func @other() attributes {dist.uses = [{step = @referenced}]} {
+func.func @other() attributes {test.uses = [{step = @referenced}]} {
   return
 }
 

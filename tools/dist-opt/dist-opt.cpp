@@ -27,6 +27,7 @@
 
 namespace mlir::dist::test {
 void registerTestDistPatterns();
+void registerTestDistLowering();
 } // namespace mlir::dist::test
 
 static llvm::cl::opt<bool> passWallTime(
@@ -107,6 +108,7 @@ int main(int argc, char **argv) {
   mlir::dist::registerDistConversionPasses();
   mlir::dist::registerDistConversionPipelines();
   mlir::dist::test::registerTestDistPatterns();
+  mlir::dist::test::registerTestDistLowering();
 
   // MlirOptMain(argc, argv, ...) as upstream has it, except that the pass
   // manager it builds may get the wall-time instrumentation.

@@ -5,9 +5,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertDistToLinalg
-    : Pass<"convert-dist-to-linalg", "::mlir::func::FuncOp"> {
-  let summary = "Lower dist compute ops to linalg, tensor, arith and scf";
+def ConvertDistToLinalg : Pass<"convert-dist-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower dist compute ops to linalg, tensor and arith";
   let description = [{
     Lowers the compute ops to upstream dialects on tensors, so that a dist
     program can be bufferized and run:
@@ -20,21 +19,27 @@ def ConvertDistToLinalg
     * `dist.embedding_grad`, `dist.c_embedding_grad`: a scatter-add into a
       zero table, only of the ids in the local rows for `c_embedding_grad`;
     * `dist.dropout` and `dist.seed`: a counter-based hash RNG keyed by the
-      seed and the element's *global* index (computed from the encoding and
-      `dist.process_coord`), so the same seed gives the same mask on every
-      run and the shards of an SPMD program draw the serial program's mask.
-      Seed 0 ("random at run time") uses a fixed default seed: a run-time
-      draw would have to be agreed on by every process;
-    * `dist.scale`, `dist.check_finite_and_unscale`, `dist.c_identity`.
+      seed and the element's *global* index (from the encoding and this
+      process's coordinates, read from the MPI rank), so the same seed gives
+      the same mask on every run and the shards of an SPMD program draw the
+      serial program's mask. Seed 0 ("random at run time") uses a fixed
+      default seed: a run-time draw would have to be agreed on by every
+      process;
+    * `dist.scale`; `dist.check_finite_and_unscale` multiplies by the
+      inverse scale in f32 (f64 for f64 gradients) and rounds once.
 
-    `dist.embedding`/`dist.embedding_grad` with row-split tables are
-    rejected: their logical semantics needs communication, which
-    `--dist-parallel-embedding` adds. Collectives, `dist.process_coord` and
-    `dist.wait` are left for `--convert-dist-to-mpi`.
+    The `#dist.tensor` encodings are dropped from every other op and from
+    function signatures. The ops this pass does not lower (collectives,
+    `dist.process_coord`, `dist.wait`) stay, with `tensor.cast`s to their
+    encoded types, for `--convert-dist-to-mpi`; the two passes run in
+    either order. `dist.embedding`/`dist.embedding_grad` with row-split
+    tables are rejected: their logical semantics needs communication, which
+    `--dist-parallel-embedding` adds.
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::mpi::MPIDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::dist::DistDialect"
   ];
 }
@@ -43,27 +48,33 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
   let summary = "Lower dist collectives and process coordinates to MPI";
   let description = [{
     * `dist.process_coord`: this process's MPI rank, its position in the
-      mesh's process-id list (a lookup table), unravelled row-major;
-    * collectives: one communicator per (mesh, axes) group, built once per
-      function by `mpi.comm_split` with the group's index as color and the
-      process's position in its group as key; buffers are collapsed to 1-D
-      (MLIR 22's MPI lowering counts only the first dimension);
-      `dist.allreduce` is `mpi.allreduce` (`avg` is a sum divided by the
-      group size); `dist.broadcast` is a sum allreduce to which only the
-      group-local root contributes; `dist.c_identity` is the identity;
-    * asynchronous collectives (a `!dist.future` result): `MPI_Iallreduce`
-      where they are issued and `MPI_Wait` at their `dist.wait`, through
-      `dist_iallreduce_*`/`dist_wait` in `libdist_runtime.so` (MLIR 22's
-      mpi dialect has no non-blocking allreduce); element types other than
-      f32, f64, i32 and i64 complete synchronously at the issue point;
-    * the entry function (`entry`) gets `mpi.init` first and
-      `mpi.finalize` before each return; the module gets the MPICH DLTI
-      entry that MLIR's MPI-to-LLVM lowering needs;
+      mesh's process-id list (a search of the list when the ids are not
+      `0..N-1`), unravelled row-major by `affine.delinearize_index`; built
+      once per function;
+    * collectives: one communicator per (mesh, axes) group and function,
+      from the runtime's `dist_comm_get` (an `MPI_Comm_split` with the
+      group's index as color and the process's position in its group as key,
+      cached by the runtime and freed at finalisation); buffers are
+      collapsed to 1-D (MLIR 22's MPI lowering counts only the first
+      dimension); `dist.allreduce` is `mpi.allreduce` (`avg` is a sum
+      divided by the group size); `dist.broadcast` is a sum allreduce to
+      which only the group-local root contributes; `dist.c_identity` is the
+      identity. f16 and bf16 are reduced in f32 and rounded once, narrow
+      integers in i32; index, complex and other element types are an error;
+    * asynchronous collectives (a `!dist.future` result): the runtime's
+      non-blocking allreduce (`MPI_Iallreduce`) where they are issued, and
+      `dist_wait` (`MPI_Wait`) where their `dist.wait` was;
+    * the entry function (`entry`) gets `mpi.init` first and, before each
+      return, the runtime's finalisation (when the runtime is used) and
+      `mpi.finalize`; the module gets the MPICH DLTI entry that MLIR's
+      MPI-to-LLVM lowering needs;
     * the `#dist.tensor` encodings are dropped from every type.
 
-    With `world-size` set, a mesh whose size differs, or whose process ids
-    are not below it, is an error: running such a program would be a silent
-    mismatch. Any dist op left over is an error naming it.
+    The runtime's interface is `include/dist/Runtime/DistRuntime.h`. With
+    `world-size` set, a mesh whose size differs, or whose process ids are
+    not below it, is an error: running such a program would be a silent
+    mismatch. A dist op that neither this pass nor `--convert-dist-to-linalg`
+    lowers is a conversion failure naming it.
   }];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"",
@@ -72,11 +83,24 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
            "The number of MPI processes the program will run on (0: unchecked)">,
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::DLTIDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::mpi::MPIDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::mpi::MPIDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
+}
+
+def DistStripDLTI : Pass<"dist-strip-dlti", "::mlir::ModuleOp"> {
+  let summary = "Remove the module's dlti.map once MPI is lowered to LLVM";
+  let description = [{
+    `--convert-dist-to-mpi` puts `#dlti.map<"MPI:Implementation" = "MPICH">`
+    on the module for MLIR's MPI-to-LLVM conversion. Once that has run, the
+    entry has done its work, and `mlir-runner`, which does not register the
+    DLTI dialect, cannot parse it: `--dist-to-llvm` ends with this pass. It
+    removes only that entry, and fails if an `mpi` op is still there.
+  }];
 }
 
 #endif // DIST_CONVERSION_PASSES_TD

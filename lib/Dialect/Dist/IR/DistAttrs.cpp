@@ -255,6 +255,17 @@ LogicalResult TensorDistAttr::verifyEncoding(
     return emitError() << "tensor of rank " << shape.size()
                        << " has a distribution with "
                        << getDimsMapping().size() << " dims_mapping entries";
+  // The global shape is what lowerings index with: it must fit.
+  for (auto [dim, axis] : llvm::enumerate(getDimsMapping())) {
+    if (axis < 0 || ShapedType::isDynamic(shape[dim]))
+      continue;
+    int64_t global;
+    if (llvm::MulOverflow(shape[dim], getMesh().getAxisSize(axis), global))
+      return emitError() << "dim " << dim << " of local size " << shape[dim]
+                         << " split over mesh axis " << axis << " (size "
+                         << getMesh().getAxisSize(axis)
+                         << ") has a global size that does not fit in 64 bits";
+  }
   return success();
 }
 

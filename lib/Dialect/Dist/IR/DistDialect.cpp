@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -44,4 +45,122 @@ Operation *DistDialect::materializeConstant(OpBuilder &builder,
       typed && arith::ConstantOp::isBuildableWith(typed, type))
     return arith::ConstantOp::create(builder, loc, type, typed);
   return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// The marker attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Where a marker may be attached.
+enum class MarkerPlace { Operation, Argument, Result };
+
+StringRef describe(MarkerPlace place) {
+  switch (place) {
+  case MarkerPlace::Operation:
+    return "an operation";
+  case MarkerPlace::Argument:
+    return "a function argument";
+  case MarkerPlace::Result:
+    return "a function result";
+  }
+  llvm_unreachable("unknown marker place");
+}
+} // namespace
+
+/// Checks that `attr` is `expected` (a unit or a non-empty string) and
+/// allowed at `place`; `emit` reports at the right place.
+static LogicalResult
+verifyMarker(NamedAttribute attr, MarkerPlace place,
+             llvm::function_ref<InFlightDiagnostic()> emit) {
+  StringRef name = attr.getName().getValue();
+  struct Rule {
+    StringRef name;
+    bool isString;
+    SmallVector<MarkerPlace, 2> places;
+  };
+  const Rule rules[] = {
+      {DistDialect::kParamAttrName, true,
+       {MarkerPlace::Argument, MarkerPlace::Result}},
+      {DistDialect::kStartupAttrName, false, {MarkerPlace::Operation}},
+      {DistDialect::kRecomputeAttrName, false, {MarkerPlace::Operation}},
+      {DistDialect::kGradAttrName, true, {MarkerPlace::Result}},
+      {DistDialect::kLossScaleAttrName, false, {MarkerPlace::Argument}},
+      {DistDialect::kFoundInfAttrName, false, {MarkerPlace::Result}},
+  };
+  const Rule *rule = llvm::find_if(
+      rules, [&](const Rule &r) { return r.name == name; });
+  if (rule == std::end(rules))
+    return emit() << "unknown dist attribute '" << name << "'";
+  if (!llvm::is_contained(rule->places, place)) {
+    InFlightDiagnostic diag = emit() << "'" << name << "' marks ";
+    llvm::interleave(
+        rule->places, diag,
+        [&](MarkerPlace p) { diag << describe(p); }, " or ");
+    return diag << ", not " << describe(place);
+  }
+  if (rule->isString) {
+    auto value = dyn_cast<StringAttr>(attr.getValue());
+    if (!value || value.getValue().empty())
+      return emit() << "'" << name
+                    << "' must be a non-empty string naming a parameter, got "
+                    << attr.getValue();
+  } else if (!isa<UnitAttr>(attr.getValue())) {
+    return emit() << "'" << name << "' is a unit attribute, got "
+                  << attr.getValue();
+  }
+  return success();
+}
+
+LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  auto emit = [&] { return op->emitOpError(); };
+  if (failed(verifyMarker(attr, MarkerPlace::Operation, emit)))
+    return failure();
+  if (attr.getName() == kStartupAttrName && !isa<FunctionOpInterface>(op))
+    return emit() << "'" << kStartupAttrName << "' marks a function";
+  return success();
+}
+
+LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  auto emit = [&] {
+    return op->emitOpError() << "argument #" << argIndex << ": ";
+  };
+  if (failed(verifyMarker(attr, MarkerPlace::Argument, emit)))
+    return failure();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return emit() << "'" << attr.getName().getValue()
+                  << "' marks arguments of functions only";
+  if (attr.getName() == kParamAttrName) {
+    // Passes match parameters by name: two arguments may not share one.
+    for (unsigned i = 0; i < argIndex; ++i)
+      if (func.getArgAttr(i, kParamAttrName) == attr.getValue())
+        return emit() << "parameter " << attr.getValue()
+                      << " is already named by argument #" << i;
+  }
+  return success();
+}
+
+LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  auto emit = [&] {
+    return op->emitOpError() << "result #" << resultIndex << ": ";
+  };
+  if (failed(verifyMarker(attr, MarkerPlace::Result, emit)))
+    return failure();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return emit() << "'" << attr.getName().getValue()
+                  << "' marks results of functions only";
+  if (attr.getName() == kParamAttrName && !func->hasAttr(kStartupAttrName))
+    return emit() << "'" << kParamAttrName
+                  << "' marks a result only in the '" << kStartupAttrName
+                  << "' function";
+  return success();
 }

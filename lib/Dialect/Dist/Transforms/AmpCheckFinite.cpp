@@ -47,13 +47,13 @@ static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func) {
   if (func.isExternal())
     return std::optional<AmpStep>();
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (func.getResultAttr(i, kFoundInfAttrName))
+    if (func.getResultAttr(i, DistDialect::kFoundInfAttrName))
       return std::optional<AmpStep>(); // Already rewritten.
 
   AmpStep step;
   unsigned numScales = 0;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (func.getArgAttr(i, kLossScaleAttrName)) {
+    if (func.getArgAttr(i, DistDialect::kLossScaleAttrName)) {
       step.lossScale = func.getArgument(i);
       ++numScales;
     }
@@ -62,7 +62,7 @@ static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func) {
            << numScales << " arguments; expected one";
   SmallVector<unsigned> gradResults;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (func.getResultAttr(i, kGradAttrName))
+    if (func.getResultAttr(i, DistDialect::kGradAttrName))
       gradResults.push_back(i);
   if (!step.lossScale || gradResults.empty())
     return std::optional<AmpStep>();
@@ -84,7 +84,7 @@ static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func) {
     if (!isa<RankedTensorType>(grad.getType()) ||
         !(elementType.isF16() || elementType.isF32() || elementType.isF64()))
       return func.emitError("gradient \"")
-             << func.getResultAttrOfType<StringAttr>(i, kGradAttrName)
+             << func.getResultAttrOfType<StringAttr>(i, DistDialect::kGradAttrName)
                     .getValue()
              << "\" (result #" << i << ") has element type " << elementType
              << "; expected f16, f32 or f64";
@@ -165,7 +165,7 @@ static void rewriteStep(func::FuncOp func, AmpStep &step) {
   (void)func.insertResult(
       index, foundInf.getType(),
       DictionaryAttr::get(ctx, {NamedAttribute(
-                                   StringAttr::get(ctx, kFoundInfAttrName),
+                                   StringAttr::get(ctx, DistDialect::kFoundInfAttrName),
                                    UnitAttr::get(ctx))}));
   ret.getOperandsMutable().append(foundInf);
 }

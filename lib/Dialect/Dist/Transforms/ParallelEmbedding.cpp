@@ -166,7 +166,7 @@ static std::optional<StringAttr> getParamName(Value value) {
   if (!func || arg.getOwner() != &func.getBody().front())
     return std::nullopt;
   if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    kParamAttrName))
+                                                    DistDialect::kParamAttrName))
     return name;
   return std::nullopt;
 }
@@ -178,7 +178,7 @@ class StartupFunction {
 public:
   StartupFunction(ModuleOp module) : module(module) {
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(kStartupAttrName)) {
+      if (func->hasAttr(DistDialect::kStartupAttrName)) {
         this->func = func;
         break;
       }
@@ -212,7 +212,7 @@ private:
       return;
     OpBuilder b(module.getContext());
     func = func::FuncOp::create(loc, "startup", b.getFunctionType({}, {}));
-    func->setAttr(kStartupAttrName, b.getUnitAttr());
+    func->setAttr(DistDialect::kStartupAttrName, b.getUnitAttr());
     // Inserting through the symbol table renames ours on a clash with a
     // user function of the same name.
     SymbolTable(module).insert(func);
@@ -225,15 +225,15 @@ private:
   /// a result that passes it through when the function lacks it.
   unsigned getOrAddParameter(StringAttr name, RankedTensorType type) {
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (func.getResultAttrOfType<StringAttr>(i, kParamAttrName) == name)
+      if (func.getResultAttrOfType<StringAttr>(i, DistDialect::kParamAttrName) == name)
         return i;
     Block &entry = func.getBody().front();
     std::optional<unsigned> argIndex;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (func.getArgAttrOfType<StringAttr>(i, kParamAttrName) == name)
+      if (func.getArgAttrOfType<StringAttr>(i, DistDialect::kParamAttrName) == name)
         argIndex = i;
     MLIRContext *ctx = module.getContext();
-    auto paramAttr = NamedAttribute(StringAttr::get(ctx, kParamAttrName), name);
+    auto paramAttr = NamedAttribute(StringAttr::get(ctx, DistDialect::kParamAttrName), name);
     if (!argIndex) {
       argIndex = func.getNumArguments();
       (void)func.insertArgument(*argIndex, type,
@@ -284,7 +284,7 @@ struct DistParallelEmbeddingPass
       if (!*split)
         continue;
       if (auto fwd = dyn_cast<EmbeddingOp>(op)) {
-        if (!fwd->hasAttr(kRecomputeAttrName))
+        if (!fwd->hasAttr(DistDialect::kRecomputeAttrName))
           if (std::optional<StringAttr> name = getParamName(weight))
             params.insert({*name,
                            {cast<RankedTensorType>(weight.getType()),

@@ -32,13 +32,49 @@ def Dist_Dialect : Dialect {
       along those axes.
     * Rank-dependent values come from `dist.process_coord`, which
       `--dist-specialize-rank` folds to constants for one process.
+
+    The passes share conventions written as dialect attributes, which the
+    dialect verifies (kind, and what they may be attached to):
+
+    | attribute | on | meaning |
+    |---|---|---|
+    | `dist.param = "w"` | function argument; result of the startup function | the parameter `w` |
+    | `dist.startup` (unit) | function | the parameter initialisation function |
+    | `dist.grad = "w"` | function result | the gradient of parameter `w` |
+    | `dist.loss_scale` (unit) | function argument | the AMP loss scale |
+    | `dist.found_inf` (unit) | function result | AMP: a gradient was not finite somewhere |
+    | `dist.recompute` (unit) | any op | a recomputed forward op |
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // The markers below are dialect attributes: the dialect checks their kind
+  // and what they are attached to.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();
+
+    /// `{dist.param = "w"}` on a function argument: the parameter `w`. On a
+    /// result of the `dist.startup` function: `w` initialised.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "dist.param";
+    /// `dist.startup` (unit) on a function: the parameter initialisation
+    /// function (Paddle's startup program).
+    static constexpr ::llvm::StringLiteral kStartupAttrName = "dist.startup";
+    /// `dist.recompute` (unit) on any op: a recomputed forward op.
+    static constexpr ::llvm::StringLiteral kRecomputeAttrName =
+        "dist.recompute";
+    /// `{dist.grad = "w"}` on a function result: the gradient of `w`.
+    static constexpr ::llvm::StringLiteral kGradAttrName = "dist.grad";
+    /// `{dist.loss_scale}` (unit) on a function argument: the AMP loss scale.
+    static constexpr ::llvm::StringLiteral kLossScaleAttrName =
+        "dist.loss_scale";
+    /// `{dist.found_inf}` (unit) on a function result: whether a gradient
+    /// was not finite on any process.
+    static constexpr ::llvm::StringLiteral kFoundInfAttrName =
+        "dist.found_inf";
   }];
 }
 

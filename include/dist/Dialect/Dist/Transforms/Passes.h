@@ -52,22 +52,8 @@ void populateMatmulGradOverlapPatterns(
     RewritePatternSet &patterns, const MatmulGradOverlapOptions &options = {});
 
 //===----------------------------------------------------------------------===//
-// Attribute names of the conventions the passes share
+// Helpers the passes share (Utils.cpp)
 //===----------------------------------------------------------------------===//
-
-/// Function argument (and startup-function result) attribute naming a
-/// parameter: `{dist.param = "wemb"}`.
-constexpr llvm::StringLiteral kParamAttrName = "dist.param";
-/// Unit attribute marking the startup (parameter initialisation) function.
-constexpr llvm::StringLiteral kStartupAttrName = "dist.startup";
-/// Unit attribute marking an op as the recomputation of a forward op.
-constexpr llvm::StringLiteral kRecomputeAttrName = "dist.recompute";
-/// Result attribute naming the parameter whose gradient a result is.
-constexpr llvm::StringLiteral kGradAttrName = "dist.grad";
-/// Argument attribute marking the AMP loss scale.
-constexpr llvm::StringLiteral kLossScaleAttrName = "dist.loss_scale";
-/// Result attribute marking the AMP found_inf flag.
-constexpr llvm::StringLiteral kFoundInfAttrName = "dist.found_inf";
 
 /// The location of an op made by the rewrite named `pass` from an op at
 /// `loc`: a FusedLoc tagged with the pass name.

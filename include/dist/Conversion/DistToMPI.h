@@ -1,0 +1,79 @@
+//===- DistToMPI.h - lower dist communication to MPI ------------*- C++ -*-===//
+
+#ifndef DIST_CONVERSION_DISTTOMPI_H
+#define DIST_CONVERSION_DISTTOMPI_H
+
+#include "dist/Dialect/Dist/IR/DistAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir {
+namespace dist {
+
+/// What the MPI patterns share while one conversion runs: per function, the
+/// process's coordinates and its communicators, built once at the start of
+/// the function; per module, the communicator group ids and the runtime
+/// declarations. One state serves one conversion of one module.
+class DistToMPIState {
+public:
+  explicit DistToMPIState(ModuleOp module) : module(module) {}
+
+  /// This process's coordinates in `mesh` (one index per axis), computed at
+  /// the start of the function that contains `user`.
+  SmallVector<Value> getCoords(OpBuilder &b, Operation *user, MeshAttr mesh);
+
+  /// The communicator (an `!mpi.comm` from the runtime) of this process's
+  /// group along `axes` of `mesh`, created at the start of the function that
+  /// contains `user`.
+  Value getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
+                ArrayRef<int64_t> axes);
+
+  /// The declaration of runtime function `name`, added on first use.
+  func::FuncOp getRuntimeFunction(OpBuilder &b, StringRef name,
+                                  FunctionType type, bool cInterface);
+
+  /// Whether the lowered module calls the runtime library.
+  bool usesRuntime() const { return !runtimeFunctions.empty(); }
+
+private:
+  /// Sets `b` to the place where per-function values of `func` go: after
+  /// the ones already there, at the start of its entry block.
+  void setFunctionEntryInsertionPoint(OpBuilder &b, Operation *func);
+  void recordFunctionEntryValue(Operation *func, Value value);
+
+  ModuleOp module;
+  llvm::DenseMap<Operation *, Operation *> lastEntryOp;
+  llvm::DenseMap<std::pair<Operation *, Attribute>, SmallVector<Value>> coords;
+  llvm::DenseMap<std::tuple<Operation *, Attribute, Attribute>, Value> comms;
+  llvm::DenseMap<std::pair<Attribute, Attribute>, int64_t> groupIds;
+  llvm::StringMap<func::FuncOp> runtimeFunctions;
+};
+
+/// Patterns lowering dist.process_coord, the collectives and dist.wait:
+/// coordinates from the MPI rank through the mesh-indexing builders,
+/// synchronous collectives to `mpi.allreduce` on runtime communicators,
+/// asynchronous ones to the runtime's non-blocking allreduce and wait.
+void populateDistToMPIConversionPatterns(const TypeConverter &converter,
+                                         RewritePatternSet &patterns,
+                                         DistToMPIState &state);
+
+/// Marks the ops those patterns lower illegal.
+void addDistToMPIIllegalOps(ConversionTarget &target);
+
+/// Brackets `entry` with `mpi.init` (first) and `mpi.finalize` (before each
+/// return); with `withRuntime`, the runtime's finalisation comes right
+/// before each `mpi.finalize`. Run after the conversion; does nothing when
+/// `entry` already calls `mpi.init`.
+void addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime);
+
+/// This process's rank in MPI_COMM_WORLD, as an index.
+Value buildWorldRank(OpBuilder &b, Location loc);
+
+} // namespace dist
+} // namespace mlir
+
+#endif // DIST_CONVERSION_DISTTOMPI_H
