@@ -6,8 +6,26 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dist;
+
+LogicalResult CostModelOptions::verify(
+    function_ref<InFlightDiagnostic()> emitError) const {
+  auto bad = [&](StringRef option, double value, StringRef expected) {
+    return emitError() << "cost model option " << option << "=" << value
+                       << " must be " << expected;
+  };
+  if (!std::isfinite(peakTflops) || peakTflops <= 0)
+    return bad("peak-tflops", peakTflops, "positive and finite");
+  if (!std::isfinite(linkLatencyUs) || linkLatencyUs < 0)
+    return bad("link-latency-us", linkLatencyUs, "non-negative and finite");
+  if (!std::isfinite(linkBandwidthGBps) || linkBandwidthGBps <= 0)
+    return bad("link-bandwidth-gbps", linkBandwidthGBps,
+               "positive and finite");
+  return success();
+}
 
 std::optional<int64_t> CostModel::tensorBytes(RankedTensorType type) {
   if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())

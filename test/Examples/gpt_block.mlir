@@ -80,8 +80,8 @@
 // behind the dW matmul.
 // RUN: dist-opt %examples/gpt_block.mlir --dist-dropout-seed --dist-parallel-embedding --dist-amp-check-finite --dist-assign-streams --dist-overlap-report="format=json peak-tflops=0.001" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOOVERLAP
 // RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel --dist-overlap-report="format=json peak-tflops=0.001" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERLAP
-// NOOVERLAP: {"name": "train_step", "compute_us": 3145.728, "comm_us": 71.720, "exposed_comm_us": 71.720
-// OVERLAP:   {"name": "train_step", "compute_us": 3145.728, "comm_us": 71.720, "exposed_comm_us": 61.475
+// NOOVERLAP: {"name":"train_step","compute_us":3145.728,"comm_us":71.720,"exposed_comm_us":71.720
+// OVERLAP:   {"name":"train_step","compute_us":3145.728,"comm_us":71.720,"exposed_comm_us":61.475
 
 // The rewritten example lowers all the way to the LLVM dialect for 8 MPI
 // processes: the overlapped allreduces as MPI_Iallreduce through the

@@ -18,9 +18,9 @@
 // TABLE-NEXT: @schedule 16.000 148.000 132.000 10.8% 148.000
 // TABLE-NEXT: @no_comm 16.000 0.000 0.000 - 16.000
 
-// JSON: {"functions": [
-// JSON-SAME: {"name": "schedule", "compute_us": 16.000, "comm_us": 148.000, "exposed_comm_us": 132.000, "makespan_us": 148.000}
-// JSON-SAME: {"name": "no_comm", "compute_us": 16.000, "comm_us": 0.000, "exposed_comm_us": 0.000, "makespan_us": 16.000}
+// JSON: {"functions":[
+// JSON-SAME: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000}
+// JSON-SAME: {"name":"no_comm","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000}
 // JSON-SAME: ]}
 
 // The report leaves the IR unchanged.
@@ -28,13 +28,13 @@
 // IR: dist.wait
 
 // One track per stream, one slice per op, the stall visible as a slice.
-// TRACE: {"traceEvents": [
-// TRACE-DAG: {"name": "thread_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "compute"}}
-// TRACE-DAG: {"name": "thread_name", "ph": "M", "pid": 1, "tid": 2, "args": {"name": "dp"}}
-// TRACE-DAG: {"name": "dist.allreduce", "cat": "comm", "ph": "X", "pid": 1, "tid": 2, "ts": 0.000, "dur": 74.000}
-// TRACE-DAG: {"name": "dist.matmul", "cat": "compute", "ph": "X", "pid": 1, "tid": 0, "ts": 0.000, "dur": 16.000}
-// TRACE-DAG: {"name": "dist.wait", "cat": "stall", "ph": "X", "pid": 1, "tid": 0, "ts": 16.000, "dur": 58.000}
-// TRACE-DAG: {"name": "dist.allreduce", "cat": "comm", "ph": "X", "pid": 1, "tid": 0, "ts": 74.000, "dur": 74.000}
+// TRACE: {"traceEvents":[
+// TRACE-DAG: {"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"compute"}}
+// TRACE-DAG: {"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"dp"}}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"comm","ph":"X","pid":1,"tid":2,"ts":0.000,"dur":74.000}
+// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":1,"tid":0,"ts":0.000,"dur":16.000}
+// TRACE-DAG: {"name":"dist.wait","cat":"stall","ph":"X","pid":1,"tid":0,"ts":16.000,"dur":58.000}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"comm","ph":"X","pid":1,"tid":0,"ts":74.000,"dur":74.000}
 // TRACE: ]}
 
 #mesh = #dist.mesh<shape = [2], names = ["dp"]>

@@ -11,6 +11,7 @@
 #define DIST_ANALYSIS_COSTMODEL_H
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include <optional>
 
 namespace mlir {
@@ -24,6 +25,12 @@ struct CostModelOptions {
   double linkLatencyUs = 10.0;
   /// Link bandwidth per process, in GB/s (1e9 bytes per second).
   double linkBandwidthGBps = 100.0;
+
+  /// Checks that the constants describe a machine (peak and bandwidth
+  /// positive, latency not negative, all finite): estimates from anything
+  /// else are infinite or NaN. Reports the first bad option through
+  /// `emitError`.
+  LogicalResult verify(function_ref<InFlightDiagnostic()> emitError) const;
 };
 
 class CostModel {

@@ -763,3 +763,130 @@ func.func @f(%g: tensor<4xf32>, %s: tensor<1xf32>) {
   %0:2 = dist.check_finite_and_unscale %g scale %s : (tensor<4xf32>, tensor<1xf32>) -> (tensor<4xf32>, tensor<2xi1>)
   return
 }
+
+//===----------------------------------------------------------------------===//
+// The marker attributes (dialect attributes)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.param' must be a non-empty string naming a parameter, got unit}}
+func.func @param_unit(%w: tensor<4xf32> {dist.param}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.param' must be a non-empty string naming a parameter, got ""}}
+func.func @param_empty(%w: tensor<4xf32> {dist.param = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1: parameter "w" is already named by argument #0}}
+func.func @param_twice(%a: tensor<4xf32> {dist.param = "w"}, %b: tensor<4xf32> {dist.param = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'dist.param' marks a result only in the 'dist.startup' function}}
+func.func @param_result_outside_startup(%w: tensor<4xf32>) -> (tensor<4xf32> {dist.param = "w"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'dist.param' marks a function argument or a function result, not an operation}}
+func.func @param_on_op() attributes {dist.param = "w"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'dist.startup' is a unit attribute, got "yes"}}
+func.func @startup_string() attributes {dist.startup = "yes"} {
+  return
+}
+
+// -----
+
+func.func @startup_not_function() {
+  // expected-error @+1 {{'arith.constant' op 'dist.startup' marks a function}}
+  %c = arith.constant {dist.startup} 0 : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.startup' marks an operation, not a function argument}}
+func.func @startup_on_arg(%w: tensor<4xf32> {dist.startup}) {
+  return
+}
+
+// -----
+
+// A unit dist.grad used to crash --dist-amp-check-finite, which reads the
+// parameter name.
+// expected-error @+1 {{'func.func' op result #0: 'dist.grad' must be a non-empty string naming a parameter, got unit}}
+func.func @grad_unit(%g: tensor<4xf32>, %s: tensor<1xf32> {dist.loss_scale}) -> (tensor<4xf32> {dist.grad}) {
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.grad' marks a function result, not a function argument}}
+func.func @grad_on_arg(%g: tensor<4xf32> {dist.grad = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.loss_scale' is a unit attribute, got 2.000000e+00 : f32}}
+func.func @loss_scale_value(%s: tensor<1xf32> {dist.loss_scale = 2.0 : f32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'dist.loss_scale' marks a function argument, not a function result}}
+func.func @loss_scale_on_result(%s: tensor<1xf32>) -> (tensor<1xf32> {dist.loss_scale}) {
+  return %s : tensor<1xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'dist.found_inf' is a unit attribute, got true}}
+func.func @found_inf_value(%f: tensor<1xi1>) -> (tensor<1xi1> {dist.found_inf = true}) {
+  return %f : tensor<1xi1>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.found_inf' marks a function result, not a function argument}}
+func.func @found_inf_on_arg(%f: tensor<1xi1> {dist.found_inf}) {
+  return
+}
+
+// -----
+
+func.func @recompute_value(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.scale' op 'dist.recompute' is a unit attribute, got 1 : i64}}
+  %0 = dist.scale %x by 2.0 {dist.recompute = 1} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'dist.recompute' marks an operation, not a function result}}
+func.func @recompute_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.recompute}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: unknown dist attribute 'dist.parameter'}}
+func.func @typo(%w: tensor<4xf32> {dist.parameter = "w"}) {
+  return
+}

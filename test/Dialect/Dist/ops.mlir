@@ -155,3 +155,16 @@ func.func @dropout_scale_amp(%x: tensor<4x8xf32>, %g0: tensor<64xf16>,
   %5 = dist.check_finite_and_unscale scale %s : (tensor<1xf32>) -> tensor<1xi1>
   return
 }
+
+// The marker attributes, each where it belongs.
+// CHECK-LABEL: func @startup(%{{.*}}: tensor<4xf32> {dist.param = "w"}) -> (tensor<4xf32> {dist.param = "w"}) attributes {dist.startup}
+func.func @startup(%w: tensor<4xf32> {dist.param = "w"}) -> (tensor<4xf32> {dist.param = "w"}) attributes {dist.startup} {
+  return %w : tensor<4xf32>
+}
+// CHECK-LABEL: func @step(%{{.*}}: tensor<4xf32> {dist.param = "w"}, %{{.*}}: tensor<1xf32> {dist.loss_scale}) -> (tensor<4xf32> {dist.grad = "w"}, tensor<1xi1> {dist.found_inf})
+// CHECK: dist.scale %{{.*}} by 2.000000e+00 {dist.recompute}
+func.func @step(%w: tensor<4xf32> {dist.param = "w"}, %s: tensor<1xf32> {dist.loss_scale}) -> (tensor<4xf32> {dist.grad = "w"}, tensor<1xi1> {dist.found_inf}) {
+  %g = dist.scale %w by 2.0 {dist.recompute} : tensor<4xf32>
+  %f = arith.constant dense<false> : tensor<1xi1>
+  return %g, %f : tensor<4xf32>, tensor<1xi1>
+}

@@ -19,6 +19,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 namespace mlir {
 namespace dist {
 #define GEN_PASS_DEF_DISTMATMULGRADOVERLAP
@@ -262,6 +264,15 @@ struct DistMatmulGradOverlapPass
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
     options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps};
+    auto emitError = [&] { return getOperation()->emitError(); };
+    if (!std::isfinite(options.minOverlapRatio) ||
+        options.minOverlapRatio < 0) {
+      emitError() << "min-overlap-ratio=" << options.minOverlapRatio
+                  << " must be non-negative and finite";
+      return signalPassFailure();
+    }
+    if (failed(options.costModel.verify(emitError)))
+      return signalPassFailure();
 
     // Collect first: splitting erases the later allreduce, which a walk
     // that is still to visit it must not see.

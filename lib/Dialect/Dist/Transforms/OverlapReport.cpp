@@ -14,6 +14,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -111,47 +112,69 @@ void printTable(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   }
 }
 
+/// A number in microseconds with three decimals (llvm::json would print 17
+/// significant digits); never NaN or infinite, since the cost model's
+/// options are checked.
+void microseconds(llvm::json::OStream &json, llvm::StringRef key,
+                  double value) {
+  json.attributeBegin(key);
+  json.rawValue([&](raw_ostream &os) { os << llvm::formatv("{0:f3}", value); });
+  json.attributeEnd();
+}
+
 void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  os << "{\"functions\": [";
-  llvm::interleave(
-      reports, os,
-      [&](const FunctionReport &r) {
-        os << llvm::formatv("{{\"name\": \"{0}\", \"compute_us\": {1:f3}, "
-                            "\"comm_us\": {2:f3}, \"exposed_comm_us\": "
-                            "{3:f3}, \"makespan_us\": {4:f3}}",
-                            r.name, r.compute, r.comm, r.exposed, r.makespan);
-      },
-      ", ");
-  os << "]}\n";
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attributeArray("functions", [&] {
+      for (const FunctionReport &r : reports)
+        json.object([&] {
+          json.attribute("name", r.name);
+          microseconds(json, "compute_us", r.compute);
+          microseconds(json, "comm_us", r.comm);
+          microseconds(json, "exposed_comm_us", r.exposed);
+          microseconds(json, "makespan_us", r.makespan);
+        });
+    });
+  });
+  os << "\n";
 }
 
 void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   static const char *trackNames[kNumStreams] = {"compute", "mp", "dp",
                                                 "sharding"};
-  os << "{\"traceEvents\": [\n";
-  bool first = true;
-  auto event = [&](const std::string &text) {
-    os << (first ? "  " : ",\n  ") << text;
-    first = false;
+  llvm::json::OStream json(os);
+  auto metadata = [&](StringRef name, int64_t pid, std::optional<int64_t> tid,
+                      StringRef value) {
+    json.object([&] {
+      json.attribute("name", name);
+      json.attribute("ph", "M");
+      json.attribute("pid", pid);
+      if (tid)
+        json.attribute("tid", *tid);
+      json.attributeObject("args", [&] { json.attribute("name", value); });
+    });
   };
-  for (auto [index, r] : llvm::enumerate(reports)) {
-    unsigned pid = index + 1;
-    event(llvm::formatv("{{\"name\": \"process_name\", \"ph\": \"M\", "
-                        "\"pid\": {0}, \"args\": {{\"name\": \"@{1}\"}}",
-                        pid, r.name));
-    for (unsigned track = 0; track < kNumStreams; ++track)
-      event(llvm::formatv("{{\"name\": \"thread_name\", \"ph\": \"M\", "
-                          "\"pid\": {0}, \"tid\": {1}, \"args\": {{\"name\": "
-                          "\"{2}\"}}",
-                          pid, track, trackNames[track]));
-    for (const Slice &s : r.slices)
-      event(llvm::formatv("{{\"name\": \"{0}\", \"cat\": \"{1}\", \"ph\": "
-                          "\"X\", \"pid\": {2}, \"tid\": {3}, \"ts\": {4:f3}, "
-                          "\"dur\": {5:f3}}",
-                          s.name, s.category, pid, s.track, s.start,
-                          s.duration));
-  }
-  os << "\n]}\n";
+  json.object([&] {
+    json.attributeArray("traceEvents", [&] {
+      for (auto [index, r] : llvm::enumerate(reports)) {
+        int64_t pid = index + 1;
+        metadata("process_name", pid, std::nullopt, "@" + r.name);
+        for (unsigned track = 0; track < kNumStreams; ++track)
+          metadata("thread_name", pid, track, trackNames[track]);
+        for (const Slice &slice : r.slices)
+          json.object([&] {
+            json.attribute("name", slice.name);
+            json.attribute("cat", slice.category);
+            json.attribute("ph", "X");
+            json.attribute("pid", pid);
+            json.attribute("tid", int64_t(slice.track));
+            microseconds(json, "ts", slice.start);
+            microseconds(json, "dur", slice.duration);
+          });
+      }
+    });
+  });
+  os << "\n";
 }
 
 /// Writes through `print` to `path`, or to stderr for "-".
@@ -180,7 +203,11 @@ struct DistOverlapReportPass
           << format << "'; expected table or json";
       return signalPassFailure();
     }
-    CostModel model({peakTflops, linkLatencyUs, linkBandwidthGBps});
+    CostModelOptions costOptions{peakTflops, linkLatencyUs, linkBandwidthGBps};
+    if (failed(costOptions.verify(
+            [&] { return getOperation()->emitError(); })))
+      return signalPassFailure();
+    CostModel model(costOptions);
     SmallVector<FunctionReport> reports;
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())

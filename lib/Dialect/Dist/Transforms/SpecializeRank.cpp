@@ -9,8 +9,10 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -33,12 +35,15 @@ struct CoordToConstant : public OpRewritePattern<ProcessCoordOp> {
 
   LogicalResult matchAndRewrite(ProcessCoordOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<SmallVector<int64_t>> coord =
-        mesh::processCoord(op.getMesh(), rank);
-    if (!coord)
+    // The lowerings' builders, on a constant rank: they fold.
+    FailureOr<OpFoldResult> position = mesh::buildPosition(
+        rewriter, op.getLoc(), op.getMesh(), rewriter.getIndexAttr(rank));
+    if (failed(position))
       return rewriter.notifyMatchFailure(op, "process not in the mesh");
-    rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(op,
-                                                        (*coord)[op.getAxis()]);
+    SmallVector<OpFoldResult> coords =
+        mesh::buildCoords(rewriter, op.getLoc(), op.getMesh(), *position);
+    rewriter.replaceOp(op, getValueOrCreateConstantIndexOp(
+                               rewriter, op.getLoc(), coords[op.getAxis()]));
     return success();
   }
 
