@@ -13,7 +13,8 @@ build=${DIST_BUILD_DIR:-$root/build}
 llvm=/usr/lib/llvm-22
 
 packages=(cmake ninja-build g++ ccache python3 libgtest-dev mpich libmpich-dev
-          libmimalloc-dev llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools)
+          libmimalloc-dev llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+          clang-format-22)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

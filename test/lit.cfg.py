@@ -32,6 +32,13 @@ if shutil.which("mpirun.mpich") and os.path.exists(
         os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")):
     config.available_features.add("mpich")
 
+# The format check needs the clang-format release the tree is formatted
+# with (scripts/bootstrap.sh installs it).
+clang_format = shutil.which("clang-format-22")
+if clang_format:
+    config.available_features.add("clang-format")
+    config.substitutions.append(("%clang_format", clang_format))
+
 if config.enable_sanitizers:
     # Debian's LLVM is not built with ASan; its user poisoning confuses ASan.
     config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=false:detect_leaks=0"

@@ -11,8 +11,8 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-LogicalResult CostModelOptions::verify(
-    function_ref<InFlightDiagnostic()> emitError) const {
+LogicalResult
+CostModelOptions::verify(function_ref<InFlightDiagnostic()> emitError) const {
   auto bad = [&](StringRef option, double value, StringRef expected) {
     return emitError() << "cost model option " << option << "=" << value
                        << " must be " << expected;
@@ -22,8 +22,7 @@ LogicalResult CostModelOptions::verify(
   if (!std::isfinite(linkLatencyUs) || linkLatencyUs < 0)
     return bad("link-latency-us", linkLatencyUs, "non-negative and finite");
   if (!std::isfinite(linkBandwidthGBps) || linkBandwidthGBps <= 0)
-    return bad("link-bandwidth-gbps", linkBandwidthGBps,
-               "positive and finite");
+    return bad("link-bandwidth-gbps", linkBandwidthGBps, "positive and finite");
   return success();
 }
 
@@ -55,9 +54,9 @@ double CostModel::collectiveTime(int64_t bytes, int64_t groupSize,
                                  double ringFactor) const {
   if (groupSize <= 1)
     return 0.0;
-  return options.linkLatencyUs * 1e-6 +
-         ringFactor * static_cast<double>(bytes) /
-             (options.linkBandwidthGBps * 1e9);
+  return options.linkLatencyUs * 1e-6 + ringFactor *
+                                            static_cast<double>(bytes) /
+                                            (options.linkBandwidthGBps * 1e9);
 }
 
 std::optional<double> CostModel::collectiveTime(Operation *op) const {

@@ -2,10 +2,10 @@
 //
 // Implements --convert-dist-to-linalg and its patterns: every dist compute
 // op becomes linalg.generic (and tensor/arith) on the converted tensors, so
-// that the program can be bufferized and run. Matmuls and their gradients are one contraction
-// helper with different operand/result index maps; the dropout RNG hashes
-// the *global* element index so shards of an SPMD program draw the serial
-// program's mask.
+// that the program can be bufferized and run. Matmuls and their gradients are
+// one contraction helper with different operand/result index maps; the dropout
+// RNG hashes the *global* element index so shards of an SPMD program draw the
+// serial program's mask.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +47,8 @@ static Value zeroOf(OpBuilder &b, Location loc, Type type) {
 
 /// A zero-filled tensor of `type` (its encoding kept).
 static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType(),
-                                        type.getEncoding());
+  Value empty = tensor::EmptyOp::create(
+      b, loc, type.getShape(), type.getElementType(), type.getEncoding());
   Value zero = zeroOf(b, loc, type.getElementType());
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
@@ -147,9 +146,9 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
                           "(size 1 against a larger size) to the runtime");
     auto type = getTypeConverter()->convertType<RankedTensorType>(
         op.getResult().getType());
-    rewriter.replaceOp(op, contract(rewriter, op.getLoc(), adaptor.getX(),
-                                    loops->x, adaptor.getY(), loops->y, type,
-                                    loops->out));
+    rewriter.replaceOp(op,
+                       contract(rewriter, op.getLoc(), adaptor.getX(), loops->x,
+                                adaptor.getY(), loops->y, type, loops->out));
     return success();
   }
 };
@@ -230,7 +229,8 @@ static Value gather(OpBuilder &b, Location loc, Value ids, Value weight,
         Value col = linalg::IndexOp::create(nb, nloc, rank - 1);
         if (inRange)
           row = arith::SelectOp::create(
-              nb, nloc, inRange, row, arith::ConstantIndexOp::create(nb, nloc, 0));
+              nb, nloc, inRange, row,
+              arith::ConstantIndexOp::create(nb, nloc, 0));
         Value value =
             tensor::ExtractOp::create(nb, nloc, weight, ValueRange{row, col});
         if (inRange)
@@ -258,17 +258,17 @@ static Value scatterAdd(OpBuilder &b, Location loc, Value ids, Value outGrad,
   auto generic = linalg::GenericOp::create(
       b, loc, gradType, ValueRange{ids, outGrad},
       ValueRange{zeros(b, loc, gradType)},
-      ArrayRef<AffineMap>{AffineMap::get(numLoops, 0, idsExprs, ctx),
-                          AffineMap::get(numLoops, 0, gradExprs, ctx),
-                          AffineMap::get(numLoops, 0,
-                                         {getAffineDimExpr(0, ctx),
-                                          getAffineDimExpr(1, ctx)},
-                                         ctx)},
+      ArrayRef<AffineMap>{
+          AffineMap::get(numLoops, 0, idsExprs, ctx),
+          AffineMap::get(numLoops, 0, gradExprs, ctx),
+          AffineMap::get(numLoops, 0,
+                         {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)},
+                         ctx)},
       iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value row = localRow(nb, nloc, args[0], start, 0).first;
-        Value here = arith::CmpIOp::create(
-            nb, nloc, arith::CmpIPredicate::eq, row,
-            linalg::IndexOp::create(nb, nloc, 0));
+        Value here =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, row,
+                                  linalg::IndexOp::create(nb, nloc, 0));
         Value contribution = arith::SelectOp::create(
             nb, nloc, here, args[1], zeroOf(nb, nloc, args[1].getType()));
         linalg::YieldOp::create(nb, nloc, add(nb, nloc, args[2], contribution));
@@ -370,7 +370,8 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
       int64_t axis = dist ? dist.getMeshAxis(d) : -1;
       if (axis < 0)
         continue;
-      Value coord = getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);
+      Value coord =
+          getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);
       Value size =
           arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(d));
       offsets[d] = arith::MulIOp::create(rewriter, loc, coord, size);
@@ -395,7 +396,8 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
           Value counter =
               arith::IndexCastOp::create(b, l, b.getI64Type(), linear);
           Value hashed = hash64(b, l, counter);
-          Value shift = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32));
+          Value shift =
+              arith::ConstantOp::create(b, l, b.getI64IntegerAttr(32));
           Value seedHigh = arith::ShLIOp::create(b, l, seed, shift);
           Value key = arith::XOrIOp::create(b, l, hashed, seedHigh);
           // The top 24 bits of the hash, as a float in [0, 1).
@@ -408,8 +410,8 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
           Value u = arith::MulFOp::create(b, l, asFloat, unit);
           Value threshold =
               arith::ConstantOp::create(b, l, b.getF32FloatAttr(float(prob)));
-          Value keep = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE,
-                                             u, threshold);
+          Value keep = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, u,
+                                             threshold);
           Type elementType = args[0].getType();
           Value scale = arith::ConstantOp::create(
               b, l, elementType,
@@ -430,8 +432,7 @@ struct SeedLowering : public OpConversionPattern<SeedOp> {
   matchAndRewrite(SeedOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     int32_t value = op.getValue() ? op.getValue() : int32_t(kDefaultSeed);
-    auto type =
-        getTypeConverter()->convertType<RankedTensorType>(op.getType());
+    auto type = getTypeConverter()->convertType<RankedTensorType>(op.getType());
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
         op, type,
         DenseElementsAttr::get(type, rewriter.getI32IntegerAttr(value)));
@@ -510,9 +511,9 @@ static Value anyNonFinite(OpBuilder &b, Location loc, Value grad) {
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value diff = arith::SubFOp::create(nb, nloc, args[0], args[0]);
-        Value bad = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNE,
-                                          diff,
-                                          zeroOf(nb, nloc, diff.getType()));
+        Value bad =
+            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNE, diff,
+                                  zeroOf(nb, nloc, diff.getType()));
         Value any = arith::OrIOp::create(nb, nloc, args[1], bad);
         linalg::YieldOp::create(nb, nloc, any);
       });
@@ -532,8 +533,8 @@ struct CheckFiniteAndUnscaleLowering
     bool anyF64 = llvm::any_of(op.getGrads(), [](Value grad) {
       return getElementTypeOrSelf(grad.getType()).isF64();
     });
-    Type compute = anyF64 ? Type(rewriter.getF64Type())
-                          : Type(rewriter.getF32Type());
+    Type compute =
+        anyF64 ? Type(rewriter.getF64Type()) : Type(rewriter.getF32Type());
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value scale = tensor::ExtractOp::create(rewriter, loc, adaptor.getScale(),
                                             ValueRange{zero});
@@ -585,9 +586,9 @@ struct HelperLowering : public OpConversionPattern<OpTy> {
 };
 
 template <>
-FailureOr<Value> HelperLowering<EmbeddingOp>::lower(
-    ConversionPatternRewriter &rewriter, EmbeddingOp op,
-    Adaptor adaptor) const {
+FailureOr<Value>
+HelperLowering<EmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
+                                   EmbeddingOp op, Adaptor adaptor) const {
   if (failed(rejectRowSplit(op, op.getWeight())))
     return failure();
   return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
@@ -595,17 +596,18 @@ FailureOr<Value> HelperLowering<EmbeddingOp>::lower(
 }
 
 template <>
-FailureOr<Value> HelperLowering<CEmbeddingOp>::lower(
-    ConversionPatternRewriter &rewriter, CEmbeddingOp op,
-    Adaptor adaptor) const {
+FailureOr<Value>
+HelperLowering<CEmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
+                                    CEmbeddingOp op, Adaptor adaptor) const {
   return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
                 adaptor.getStartIndex(), convert(op.getType()));
 }
 
 template <>
-FailureOr<Value> HelperLowering<EmbeddingGradOp>::lower(
-    ConversionPatternRewriter &rewriter, EmbeddingGradOp op,
-    Adaptor adaptor) const {
+FailureOr<Value>
+HelperLowering<EmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
+                                       EmbeddingGradOp op,
+                                       Adaptor adaptor) const {
   if (failed(rejectRowSplit(op, op.getWeight())))
     return failure();
   return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
@@ -613,9 +615,10 @@ FailureOr<Value> HelperLowering<EmbeddingGradOp>::lower(
 }
 
 template <>
-FailureOr<Value> HelperLowering<CEmbeddingGradOp>::lower(
-    ConversionPatternRewriter &rewriter, CEmbeddingGradOp op,
-    Adaptor adaptor) const {
+FailureOr<Value>
+HelperLowering<CEmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
+                                        CEmbeddingGradOp op,
+                                        Adaptor adaptor) const {
   return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
                     adaptor.getOutGrad(), adaptor.getStartIndex(),
                     convert(op.getType()));
@@ -623,8 +626,8 @@ FailureOr<Value> HelperLowering<CEmbeddingGradOp>::lower(
 
 template <>
 FailureOr<Value>
-HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter,
-                               ScaleOp op, Adaptor adaptor) const {
+HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter, ScaleOp op,
+                               Adaptor adaptor) const {
   Type elementType = getElementTypeOrSelf(op.getType());
   Value factor = arith::ConstantOp::create(
       rewriter, op.getLoc(), elementType,
@@ -635,12 +638,12 @@ HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter,
 
 void mlir::dist::populateDistToLinalgConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, MatmulGradLowering, DropoutLowering,
-               SeedLowering, CheckFiniteAndUnscaleLowering,
-               HelperLowering<EmbeddingOp>, HelperLowering<CEmbeddingOp>,
-               HelperLowering<EmbeddingGradOp>,
-               HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
-      converter, patterns.getContext());
+  patterns
+      .add<MatmulLowering, MatmulGradLowering, DropoutLowering, SeedLowering,
+           CheckFiniteAndUnscaleLowering, HelperLowering<EmbeddingOp>,
+           HelperLowering<CEmbeddingOp>, HelperLowering<EmbeddingGradOp>,
+           HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
+          converter, patterns.getContext());
 }
 
 void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {

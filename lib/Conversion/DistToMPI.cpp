@@ -45,7 +45,8 @@ using namespace mlir::dist;
 //===----------------------------------------------------------------------===//
 
 Value mlir::dist::buildWorldRank(OpBuilder &b, Location loc) {
-  Value world = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(b.getContext()));
+  Value world =
+      mpi::CommWorldOp::create(b, loc, mpi::CommType::get(b.getContext()));
   Value rank =
       mpi::CommRankOp::create(b, loc, Type(), b.getI32Type(), world).getRank();
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
@@ -105,9 +106,10 @@ Value DistToMPIState::getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
   };
   auto [it, inserted] =
       groupIds.try_emplace({mesh, axesAttr}, int64_t(groupIds.size()));
-  Value group = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(it->second));
-  Value color = toI64(mesh::buildLinearIndex(
-      b, loc, mesh, coords, mesh::complementAxes(mesh, axes)));
+  Value group =
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(it->second));
+  Value color = toI64(mesh::buildLinearIndex(b, loc, mesh, coords,
+                                             mesh::complementAxes(mesh, axes)));
   Value key = toI64(mesh::buildLinearIndex(b, loc, mesh, coords, axes));
   func::FuncOp get = getRuntimeFunction(
       b, DIST_RUNTIME_COMM_GET,
@@ -320,14 +322,14 @@ public:
     Value widened =
         convertElements(rewriter, loc, contribution, reduction->elementType);
     auto widenedType = cast<RankedTensorType>(widened.getType());
-    RankedTensorType resultType =
-        cast<RankedTensorType>(dropDistEncoding(collective.getResultTensorType()));
+    RankedTensorType resultType = cast<RankedTensorType>(
+        dropDistEncoding(collective.getResultTensorType()));
     int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
 
     if (!collective.isAsync()) {
       Value flat = flatten(rewriter, loc, widened);
-      Value out = memref::AllocOp::create(
-          rewriter, loc, cast<MemRefType>(flat.getType()));
+      Value out = memref::AllocOp::create(rewriter, loc,
+                                          cast<MemRefType>(flat.getType()));
       mpi::AllReduceOp::create(
           rewriter, loc, Type(), flat, out, reduction->mpiKind,
           state.getComm(rewriter, op, op.getMesh(), op.getAxes()));
@@ -340,8 +342,8 @@ public:
     }
 
     // Asynchronous: the future becomes the receive buffer and the request.
-    auto flatType = MemRefType::get({widenedType.getNumElements()},
-                                    reduction->elementType);
+    auto flatType =
+        MemRefType::get({widenedType.getNumElements()}, reduction->elementType);
     Value flat = flatten(rewriter, loc, widened);
     // MPI reads the send buffer until the wait: it gets its own copy, so
     // that bufferization may reuse the tensor's buffer in the meantime.
@@ -358,8 +360,8 @@ public:
           MemRefType::get({ShapedType::kDynamic}, reduction->elementType);
       auto i64 = rewriter.getI64Type();
       Value comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
-      std::string suffix = reduction->elementType.isF32()   ? "f32"
-                           : reduction->elementType.isF64() ? "f64"
+      std::string suffix = reduction->elementType.isF32()         ? "f32"
+                           : reduction->elementType.isF64()       ? "f64"
                            : reduction->elementType.isInteger(32) ? "i32"
                                                                   : "i64";
       func::FuncOp start = state.getRuntimeFunction(
@@ -436,11 +438,11 @@ public:
         rewriter.getFunctionType({rewriter.getI64Type()}, {}),
         /*cInterface=*/false);
     func::CallOp::create(rewriter, loc, wait, ValueRange{request});
-    auto resultType = cast<RankedTensorType>(
-        dropDistEncoding(op.getResult().getType()));
+    auto resultType =
+        cast<RankedTensorType>(dropDistEncoding(op.getResult().getType()));
     auto recvType = cast<MemRefType>(recv.getType());
-    auto received = RankedTensorType::get(resultType.getShape(),
-                                          recvType.getElementType());
+    auto received =
+        RankedTensorType::get(resultType.getShape(), recvType.getElementType());
     Value result = unflatten(rewriter, loc, recv, received);
     rewriter.replaceOp(op, convertElements(rewriter, loc, result,
                                            resultType.getElementType()));
@@ -473,9 +475,10 @@ private:
 void mlir::dist::populateDistToMPIConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     DistToMPIState &state) {
-  patterns.add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
-               CollectiveLowering<CIdentityOp>, WaitLowering,
-               ProcessCoordLowering>(converter, patterns.getContext(), state);
+  patterns
+      .add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
+           CollectiveLowering<CIdentityOp>, WaitLowering, ProcessCoordLowering>(
+          converter, patterns.getContext(), state);
 }
 
 void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
@@ -498,9 +501,9 @@ void mlir::dist::addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime) {
       if (!finalize) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(module.getBody());
-        finalize = func::FuncOp::create(b, module.getLoc(),
-                                        DIST_RUNTIME_FINALIZE,
-                                        b.getFunctionType({}, {}));
+        finalize =
+            func::FuncOp::create(b, module.getLoc(), DIST_RUNTIME_FINALIZE,
+                                 b.getFunctionType({}, {}));
         finalize.setPrivate();
       }
       func::CallOp::create(b, ret.getLoc(), finalize, ValueRange{});
@@ -535,9 +538,9 @@ struct ConvertDistToMPIPass
         return;
       if (mesh.getNumProcesses() != world ||
           *llvm::max_element(mesh.getProcessIds()) >= world) {
-        op->emitError("mesh ") << mesh << " has " << mesh.getNumProcesses()
-                               << " processes but the program runs on "
-                               << world;
+        op->emitError("mesh ")
+            << mesh << " has " << mesh.getNumProcesses()
+            << " processes but the program runs on " << world;
         result = failure();
       }
     });

@@ -17,7 +17,8 @@ void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertDistToLinalg());
   pm.addPass(createConvertDistToMPI(
       ConvertDistToMPIOptions{options.entry, options.worldSize}));
-  // The upstream half, as shared/TOOLCHAIN.md found to work with MLIR 22.
+  // The upstream half: the passes that take MLIR 22 from linalg on tensors
+  // to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -51,16 +51,17 @@ static Value castTensor(OpBuilder &b, Type resultType, ValueRange inputs,
 DistTypeConverter::DistTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](RankedTensorType type) { return dropDistEncoding(type); });
-  addConversion([](FutureType type, SmallVectorImpl<Type> &results)
-                    -> std::optional<LogicalResult> {
-    RankedTensorType value = type.getValueType();
-    Type element = getReductionElementType(value.getElementType());
-    if (!element || !value.hasStaticShape())
-      return failure();
-    results.push_back(MemRefType::get({value.getNumElements()}, element));
-    results.push_back(IntegerType::get(type.getContext(), 64));
-    return success();
-  });
+  addConversion(
+      [](FutureType type,
+         SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
+        RankedTensorType value = type.getValueType();
+        Type element = getReductionElementType(value.getElementType());
+        if (!element || !value.hasStaticShape())
+          return failure();
+        results.push_back(MemRefType::get({value.getNumElements()}, element));
+        results.push_back(IntegerType::get(type.getContext(), 64));
+        return success();
+      });
   addSourceMaterialization(castTensor);
   addTargetMaterialization(castTensor);
 }
@@ -92,10 +93,9 @@ struct DropEncodings : public ConversionPattern {
     // Typed attributes (a dense constant of an encoded tensor type) carry
     // the encoding too.
     AttrTypeReplacer replacer;
-    replacer.addReplacement(
-        [](RankedTensorType type) -> std::optional<Type> {
-          return dropDistEncoding(type);
-        });
+    replacer.addReplacement([](RankedTensorType type) -> std::optional<Type> {
+      return dropDistEncoding(type);
+    });
     // Dense elements do not expose their type to the replacer.
     replacer.addReplacement(
         [](DenseElementsAttr attr) -> std::optional<Attribute> {
@@ -104,7 +104,8 @@ struct DropEncodings : public ConversionPattern {
             return std::nullopt;
           return attr.reshape(type);
         });
-    auto attrs = cast<DictionaryAttr>(replacer.replace(op->getAttrDictionary()));
+    auto attrs =
+        cast<DictionaryAttr>(replacer.replace(op->getAttrDictionary()));
 
     OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
                          attrs.getValue(), op->getSuccessors());

@@ -1,4 +1,5 @@
-//===- TestDistPatterns.cpp - drive dist patterns as another compiler would ===//
+//===- TestDistPatterns.cpp - drive dist patterns as another compiler would
+//===//
 //
 // Applies the exported pattern sets with MLIR's greedy driver, so that the
 // populate...Patterns entry points are tested apart from the dist passes

@@ -50,8 +50,7 @@ public:
                    << name << "\n";
       total += seconds;
     }
-    llvm::errs() << llvm::format("dist-pass-wall-time: %.4f s  total\n",
-                                 total);
+    llvm::errs() << llvm::format("dist-pass-wall-time: %.4f s  total\n", total);
   }
 
   void runBeforePass(mlir::Pass *, mlir::Operation *op) override {
@@ -114,7 +113,8 @@ int main(int argc, char **argv) {
   // manager it builds may get the wall-time instrumentation.
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "dist optimizer driver\n", registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   if (passWallTime) {
     mlir::MlirOptMainConfig fromCommandLine = config;
     config.setPassPipelineSetupFn([fromCommandLine](mlir::PassManager &pm) {

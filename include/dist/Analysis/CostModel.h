@@ -43,9 +43,8 @@ public:
 
   /// Flops of `result = op(x) * op(y)` (dist.matmul's semantics): 2 per
   /// multiply-add. Nothing when a shape is dynamic.
-  static std::optional<double> matmulFlops(RankedTensorType x,
-                                           RankedTensorType result,
-                                           bool transposeX);
+  static std::optional<double>
+  matmulFlops(RankedTensorType x, RankedTensorType result, bool transposeX);
 
   /// Seconds to compute `flops`.
   double computeTime(double flops) const;
@@ -63,7 +62,6 @@ public:
   /// Seconds of a compute op the model knows (dist.matmul and
   /// dist.matmul_grad), or nothing.
   std::optional<double> computeTime(Operation *op) const;
-
 
 private:
   CostModelOptions options;

@@ -53,17 +53,13 @@ int64_t dist_comm_get(int64_t group, int64_t color, int64_t key);
  * `comm` and returns its request handle. One entry point per element type.
  *   MLIR: (memref<?xT>, memref<?xT>, i64, !mpi.comm) -> i64,
  *         with llvm.emit_c_interface */
-int64_t _mlir_ciface_dist_iallreduce_f32(DistMemRef1D *send,
-                                         DistMemRef1D *recv,
+int64_t _mlir_ciface_dist_iallreduce_f32(DistMemRef1D *send, DistMemRef1D *recv,
                                          int64_t reduction, int64_t comm);
-int64_t _mlir_ciface_dist_iallreduce_f64(DistMemRef1D *send,
-                                         DistMemRef1D *recv,
+int64_t _mlir_ciface_dist_iallreduce_f64(DistMemRef1D *send, DistMemRef1D *recv,
                                          int64_t reduction, int64_t comm);
-int64_t _mlir_ciface_dist_iallreduce_i32(DistMemRef1D *send,
-                                         DistMemRef1D *recv,
+int64_t _mlir_ciface_dist_iallreduce_i32(DistMemRef1D *send, DistMemRef1D *recv,
                                          int64_t reduction, int64_t comm);
-int64_t _mlir_ciface_dist_iallreduce_i64(DistMemRef1D *send,
-                                         DistMemRef1D *recv,
+int64_t _mlir_ciface_dist_iallreduce_i64(DistMemRef1D *send, DistMemRef1D *recv,
                                          int64_t reduction, int64_t comm);
 
 /* Completes `request` (DIST_REQUEST_NONE: nothing to do); for

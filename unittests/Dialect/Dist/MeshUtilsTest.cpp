@@ -1,8 +1,8 @@
 //===- MeshUtilsTest.cpp - process-mesh arithmetic ------------------------===//
 
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/IR/DistAttrs.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
@@ -80,8 +80,7 @@ TEST_F(MeshUtilsTest, GroupAlongSeveralAxes) {
   // Rank 5 is at (1, 0, 1); axis 1 stays at 0.
   EXPECT_EQ(mesh::processGroup(m, 5, {0, 2}), (Vec{0, 1, 4, 5}));
   EXPECT_EQ(mesh::processGroup(m, 5, {2, 0}), (Vec{0, 4, 1, 5}));
-  EXPECT_EQ(mesh::processGroup(m, 5, {0, 1, 2}),
-            (Vec{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(mesh::processGroup(m, 5, {0, 1, 2}), (Vec{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_TRUE(mesh::processGroup(m, 9, {0}).empty());
 }
 
@@ -121,8 +120,7 @@ TEST_F(MeshUtilsTest, GlobalAndLocalShapes) {
 
 TEST_F(MeshUtilsTest, PartialHelpers) {
   MeshAttr m = mesh({2, 4});
-  auto dist = TensorDistAttr::get(
-      m, {0, -1}, {{1, ReductionKind::Sum}});
+  auto dist = TensorDistAttr::get(m, {0, -1}, {{1, ReductionKind::Sum}});
   EXPECT_EQ(dist.getPartialKind(1), ReductionKind::Sum);
   EXPECT_FALSE(dist.getPartialKind(0).has_value());
   EXPECT_EQ(dist.dropPartial({1}), TensorDistAttr::get(m, {0, -1}));

@@ -46,14 +46,14 @@ static constexpr int64_t kMaxMeshProcesses = int64_t(1) << 20;
 
 static ParseResult parseIntList(AsmParser &parser,
                                 SmallVectorImpl<int64_t> &values) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        int64_t v;
-        if (parser.parseInteger(v))
-          return failure();
-        values.push_back(v);
-        return success();
-      });
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        [&]() -> ParseResult {
+                                          int64_t v;
+                                          if (parser.parseInteger(v))
+                                            return failure();
+                                          values.push_back(v);
+                                          return success();
+                                        });
 }
 
 static void printIntList(AsmPrinter &printer, ArrayRef<int64_t> values) {
@@ -253,8 +253,8 @@ LogicalResult TensorDistAttr::verifyEncoding(
     function_ref<InFlightDiagnostic()> emitError) const {
   if (shape.size() != getDimsMapping().size())
     return emitError() << "tensor of rank " << shape.size()
-                       << " has a distribution with "
-                       << getDimsMapping().size() << " dims_mapping entries";
+                       << " has a distribution with " << getDimsMapping().size()
+                       << " dims_mapping entries";
   // The global shape is what lowerings index with: it must fit.
   for (auto [dim, axis] : llvm::enumerate(getDimsMapping())) {
     if (axis < 0 || ShapedType::isDynamic(shape[dim]))
@@ -276,7 +276,8 @@ std::optional<int64_t> TensorDistAttr::getDimOfMeshAxis(int64_t axis) const {
   return std::nullopt;
 }
 
-std::optional<ReductionKind> TensorDistAttr::getPartialKind(int64_t axis) const {
+std::optional<ReductionKind>
+TensorDistAttr::getPartialKind(int64_t axis) const {
   for (auto [a, kind] : llvm::zip_equal(getPartialAxes(), getPartialKinds()))
     if (a == axis)
       return kind;
@@ -340,8 +341,8 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
   MeshAttr mesh;
   SmallVector<int64_t> dims, axes;
   SmallVector<std::pair<int64_t, ReductionKind>> partials;
-  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma() ||
-      parseIntList(parser, dims))
+  if (parser.parseLess() || parser.parseAttribute(mesh) ||
+      parser.parseComma() || parseIntList(parser, dims))
     return {};
   if (succeeded(parser.parseOptionalComma())) {
     if (parser.parseKeyword("partial") || parser.parseEqual() ||
@@ -376,8 +377,8 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
     axes.push_back(axis);
     kinds.push_back(kind);
   }
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), mesh, dims, axes, kinds);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    mesh, dims, axes, kinds);
 }
 
 void TensorDistAttr::print(AsmPrinter &printer) const {
@@ -388,7 +389,8 @@ void TensorDistAttr::print(AsmPrinter &printer) const {
   if (isPartial()) {
     printer << ", partial = [";
     llvm::interleaveComma(getPartials(), printer, [&](auto partial) {
-      printer << partial.first << " : " << stringifyReductionKind(partial.second);
+      printer << partial.first << " : "
+              << stringifyReductionKind(partial.second);
     });
     printer << ']';
   }

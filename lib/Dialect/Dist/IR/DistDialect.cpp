@@ -38,9 +38,8 @@ void DistDialect::initialize() {
   addInterfaces<DistOpAsmDialectInterface>();
 }
 
-Operation *DistDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *DistDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   if (auto typed = dyn_cast<TypedAttr>(value);
       typed && arith::ConstantOp::isBuildableWith(typed, type))
     return arith::ConstantOp::create(builder, loc, type, typed);
@@ -80,7 +79,8 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
     SmallVector<MarkerPlace, 2> places;
   };
   const Rule rules[] = {
-      {DistDialect::kParamAttrName, true,
+      {DistDialect::kParamAttrName,
+       true,
        {MarkerPlace::Argument, MarkerPlace::Result}},
       {DistDialect::kStartupAttrName, false, {MarkerPlace::Operation}},
       {DistDialect::kRecomputeAttrName, false, {MarkerPlace::Operation}},
@@ -88,15 +88,15 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
       {DistDialect::kLossScaleAttrName, false, {MarkerPlace::Argument}},
       {DistDialect::kFoundInfAttrName, false, {MarkerPlace::Result}},
   };
-  const Rule *rule = llvm::find_if(
-      rules, [&](const Rule &r) { return r.name == name; });
+  const Rule *rule =
+      llvm::find_if(rules, [&](const Rule &r) { return r.name == name; });
   if (rule == std::end(rules))
     return emit() << "unknown dist attribute '" << name << "'";
   if (!llvm::is_contained(rule->places, place)) {
     InFlightDiagnostic diag = emit() << "'" << name << "' marks ";
     llvm::interleave(
-        rule->places, diag,
-        [&](MarkerPlace p) { diag << describe(p); }, " or ");
+        rule->places, diag, [&](MarkerPlace p) { diag << describe(p); },
+        " or ");
     return diag << ", not " << describe(place);
   }
   if (rule->isString) {
@@ -159,8 +159,7 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
     return emit() << "'" << attr.getName().getValue()
                   << "' marks results of functions only";
   if (attr.getName() == kParamAttrName && !func->hasAttr(kStartupAttrName))
-    return emit() << "'" << kParamAttrName
-                  << "' marks a result only in the '" << kStartupAttrName
-                  << "' function";
+    return emit() << "'" << kParamAttrName << "' marks a result only in the '"
+                  << kStartupAttrName << "' function";
   return success();
 }

@@ -77,9 +77,9 @@ static LogicalResult verifyMeshAxes(Operation *op, MeshAttr mesh,
 static LogicalResult verifyOnMesh(Operation *op, TensorDistAttr dist,
                                   MeshAttr mesh, StringRef what) {
   if (dist && dist.getMesh() != mesh)
-    return op->emitOpError() << what << " is distributed on mesh "
-                             << dist.getMesh() << ", not on the op's mesh "
-                             << mesh;
+    return op->emitOpError()
+           << what << " is distributed on mesh " << dist.getMesh()
+           << ", not on the op's mesh " << mesh;
   return success();
 }
 
@@ -147,8 +147,8 @@ static LogicalResult verifyDistUnchanged(CollectiveOpInterface op) {
 static LogicalResult verifyOneElement(Operation *op, RankedTensorType type,
                                       StringRef what) {
   if (!type.hasStaticShape() || type.getNumElements() != 1)
-    return op->emitOpError() << what << " must have exactly one element, got "
-                             << type;
+    return op->emitOpError()
+           << what << " must have exactly one element, got " << type;
   return success();
 }
 
@@ -166,8 +166,7 @@ LogicalResult AllReduceOp::verify() {
     std::optional<ReductionKind> pending = inDist.getPartialKind(axis);
     if (!pending)
       return emitOpError("operand must be partial on mesh axis ")
-             << axis << " that it reduces over, but its encoding is "
-             << inDist;
+             << axis << " that it reduces over, but its encoding is " << inDist;
     if (*pending != getKind())
       return emitOpError("operand is partial (")
              << stringifyReductionKind(*pending) << ") on mesh axis " << axis
@@ -189,8 +188,9 @@ LogicalResult BroadcastOp::verify() {
     return failure();
   int64_t size = mesh::groupSize(getMesh(), getAxes());
   if (getRoot() >= static_cast<uint64_t>(size))
-    return emitOpError("root ") << getRoot() << " is out of range for a group of "
-                                << size << " processes";
+    return emitOpError("root ")
+           << getRoot() << " is out of range for a group of " << size
+           << " processes";
   if (TensorDistAttr dist = getTensorDist(getInput().getType())) {
     for (int64_t axis : getAxes()) {
       if (dist.getDimOfMeshAxis(axis))
@@ -272,16 +272,15 @@ static LogicalResult verifyEmbeddingRows(Operation *op, Type idsType,
   SmallVector<int64_t> expected(ids.getShape());
   expected.push_back(weight.getDimSize(1));
   if (failed(verifyCompatibleShape(rows.getShape(), expected)))
-    return op->emitOpError() << rowsName << " shape "
-                             << shapeString(rows.getShape())
-                             << " must be the ids shape followed by the "
-                                "weight's column count: "
-                             << shapeString(expected);
+    return op->emitOpError()
+           << rowsName << " shape " << shapeString(rows.getShape())
+           << " must be the ids shape followed by the "
+              "weight's column count: "
+           << shapeString(expected);
   if (rows.getElementType() != weight.getElementType())
-    return op->emitOpError() << rowsName << " element type "
-                             << rows.getElementType()
-                             << " differs from the weight's "
-                             << weight.getElementType();
+    return op->emitOpError()
+           << rowsName << " element type " << rows.getElementType()
+           << " differs from the weight's " << weight.getElementType();
   return success();
 }
 
@@ -308,8 +307,8 @@ LogicalResult CEmbeddingOp::verify() {
 
 LogicalResult EmbeddingGradOp::verify() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(),
-                                 getOutGrad().getType(), "out_grad")))
+                                 getWeight().getType(), getOutGrad().getType(),
+                                 "out_grad")))
     return failure();
   return verifyWeightGrad(*this, getWeight().getType(),
                           getWeightGrad().getType());
@@ -317,8 +316,8 @@ LogicalResult EmbeddingGradOp::verify() {
 
 LogicalResult CEmbeddingGradOp::verify() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(),
-                                 getOutGrad().getType(), "out_grad")))
+                                 getWeight().getType(), getOutGrad().getType(),
+                                 "out_grad")))
     return failure();
   return verifyWeightGrad(*this, getWeight().getType(),
                           getWeightGrad().getType());

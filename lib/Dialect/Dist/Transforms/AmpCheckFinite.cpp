@@ -84,7 +84,8 @@ static FailureOr<std::optional<AmpStep>> analyzeStep(func::FuncOp func) {
     if (!isa<RankedTensorType>(grad.getType()) ||
         !(elementType.isF16() || elementType.isF32() || elementType.isF64()))
       return func.emitError("gradient \"")
-             << func.getResultAttrOfType<StringAttr>(i, DistDialect::kGradAttrName)
+             << func.getResultAttrOfType<StringAttr>(i,
+                                                     DistDialect::kGradAttrName)
                     .getValue()
              << "\" (result #" << i << ") has element type " << elementType
              << "; expected f16, f32 or f64";
@@ -133,8 +134,8 @@ static void rewriteStep(func::FuncOp func, AmpStep &step) {
   TensorDistAttr localDist =
       reduce ? replicated.addPartial(allAxes, ReductionKind::Max) : replicated;
 
-  SmallVector<Type> outTypes(llvm::map_range(
-      step.grads, [](Value grad) { return grad.getType(); }));
+  SmallVector<Type> outTypes(
+      llvm::map_range(step.grads, [](Value grad) { return grad.getType(); }));
   auto check = CheckFiniteAndUnscaleOp::create(
       b, loc, outTypes, withTensorDist(flagType, localDist),
       step.grads.getArrayRef(), step.lossScale);
@@ -144,9 +145,9 @@ static void rewriteStep(func::FuncOp func, AmpStep &step) {
     auto i32Type = RankedTensorType::get({1}, b.getI32Type());
     Value wide = arith::ExtUIOp::create(
         b, loc, withTensorDist(i32Type, localDist), foundInf);
-    Value any = AllReduceOp::create(b, loc, withTensorDist(i32Type, replicated),
-                                    wide, step.mesh, allAxes,
-                                    ReductionKind::Max, nullptr);
+    Value any =
+        AllReduceOp::create(b, loc, withTensorDist(i32Type, replicated), wide,
+                            step.mesh, allAxes, ReductionKind::Max, nullptr);
     foundInf = arith::TruncIOp::create(
         b, loc, withTensorDist(flagType, replicated), any);
   }
@@ -164,9 +165,10 @@ static void rewriteStep(func::FuncOp func, AmpStep &step) {
   unsigned index = func.getNumResults();
   (void)func.insertResult(
       index, foundInf.getType(),
-      DictionaryAttr::get(ctx, {NamedAttribute(
-                                   StringAttr::get(ctx, DistDialect::kFoundInfAttrName),
-                                   UnitAttr::get(ctx))}));
+      DictionaryAttr::get(
+          ctx,
+          {NamedAttribute(StringAttr::get(ctx, DistDialect::kFoundInfAttrName),
+                          UnitAttr::get(ctx))}));
   ret.getOperandsMutable().append(foundInf);
 }
 
@@ -258,8 +260,9 @@ struct DistAmpCheckFinitePass
     if (hadError)
       return signalPassFailure();
 
-    parallelForEach(ctx, steps,
-                    [&](size_t i) { rewriteStep(funcs[i], *analyses[i].step); });
+    parallelForEach(ctx, steps, [&](size_t i) {
+      rewriteStep(funcs[i], *analyses[i].step);
+    });
     numSteps += steps.size();
   }
 };

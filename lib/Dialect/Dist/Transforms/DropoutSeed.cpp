@@ -31,7 +31,8 @@ static constexpr llvm::StringLiteral kRewriteTag = "dist-dropout-seed";
 static std::optional<int32_t> knownSeed(DropoutOp op) {
   if (std::optional<uint32_t> fixed = op.getFixSeed())
     return static_cast<int32_t>(*fixed);
-  if (auto seed = op.getSeed() ? op.getSeed().getDefiningOp<SeedOp>() : SeedOp())
+  if (auto seed =
+          op.getSeed() ? op.getSeed().getDefiningOp<SeedOp>() : SeedOp())
     if (seed.getValue() != 0)
       return static_cast<int32_t>(seed.getValue());
   return std::nullopt;

@@ -150,9 +150,10 @@ static RankedTensorType foldedType(RankedTensorType type) {
                                type.getElementType(), *dist);
 }
 
-LogicalResult mlir::dist::canSplitMatmulGrad(
-    MatmulGradOp op, const MatmulGradOverlapOptions &options,
-    std::string &whyNot) {
+LogicalResult
+mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
+                               const MatmulGradOverlapOptions &options,
+                               std::string &whyNot) {
   if (op.getTransposeX() || op.getTransposeY()) {
     whyNot = "transpose_x or transpose_y is set; only a plain matmul_grad is "
              "split";
@@ -225,9 +226,8 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   Value x = op.getX(), dout = op.getOutGrad();
   if (op.getX().getType().getRank() > 2) {
     auto groups = foldLeadingDims(op.getX().getType().getRank());
-    x = tensor::CollapseShapeOp::create(rewriter, loc,
-                                        foldedType(op.getX().getType()), x,
-                                        groups);
+    x = tensor::CollapseShapeOp::create(
+        rewriter, loc, foldedType(op.getX().getType()), x, groups);
     dout = tensor::CollapseShapeOp::create(
         rewriter, loc, foldedType(op.getOutGrad().getType()), dout, groups);
   }
@@ -277,8 +277,7 @@ struct DistMatmulGradOverlapPass
     // Collect first: splitting erases the later allreduce, which a walk
     // that is still to visit it must not see.
     SmallVector<MatmulGradOp> candidates;
-    getOperation()->walk(
-        [&](MatmulGradOp op) { candidates.push_back(op); });
+    getOperation()->walk([&](MatmulGradOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (MatmulGradOp op : candidates) {
       std::string whyNot;

@@ -96,12 +96,13 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
 }
 
 void printTable(raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  os << llvm::formatv("{0,-24} {1,14} {2,12} {3,19} {4,8} {5,15}\n",
-                      "function", "compute (us)", "comm (us)",
-                      "exposed comm (us)", "hidden", "makespan (us)");
+  os << llvm::formatv("{0,-24} {1,14} {2,12} {3,19} {4,8} {5,15}\n", "function",
+                      "compute (us)", "comm (us)", "exposed comm (us)",
+                      "hidden", "makespan (us)");
   for (const FunctionReport &r : reports) {
     // Rounding can leave exposed a hair above comm; nothing is hidden then.
-    double hiddenFraction = r.comm > 0 ? std::max(0.0, r.comm - r.exposed) / r.comm : 0.0;
+    double hiddenFraction =
+        r.comm > 0 ? std::max(0.0, r.comm - r.exposed) / r.comm : 0.0;
     std::string hidden =
         r.comm > 0 ? llvm::formatv("{0:f1}%", 100.0 * hiddenFraction).str()
                    : "-";
@@ -204,8 +205,7 @@ struct DistOverlapReportPass
       return signalPassFailure();
     }
     CostModelOptions costOptions{peakTflops, linkLatencyUs, linkBandwidthGBps};
-    if (failed(costOptions.verify(
-            [&] { return getOperation()->emitError(); })))
+    if (failed(costOptions.verify([&] { return getOperation()->emitError(); })))
       return signalPassFailure();
     CostModel model(costOptions);
     SmallVector<FunctionReport> reports;

@@ -44,9 +44,10 @@ struct RowSplit {
 
 /// Decides whether the lookup of `ids` in `weight` is row-parallel. Returns
 /// failure with a diagnostic for bad input, nothing for a local lookup.
-static FailureOr<std::optional<RowSplit>>
-analyzeTable(Operation *op, Value ids, Value weight, Type rowsType,
-             bool requireRowSplit) {
+static FailureOr<std::optional<RowSplit>> analyzeTable(Operation *op, Value ids,
+                                                       Value weight,
+                                                       Type rowsType,
+                                                       bool requireRowSplit) {
   auto weightType = cast<RankedTensorType>(weight.getType());
   TensorDistAttr weightDist = getTensorDist(weightType);
   int64_t rowAxis = weightDist ? weightDist.getMeshAxis(0) : -1;
@@ -98,9 +99,8 @@ static Value buildStartIndex(OpBuilder &b, Location loc,
 }
 
 /// `type` with `axes` partial with `kind`; unannotated types stay so.
-static RankedTensorType withPartial(RankedTensorType type,
-                                    ArrayRef<int64_t> axes,
-                                    ReductionKind kind) {
+static RankedTensorType
+withPartial(RankedTensorType type, ArrayRef<int64_t> axes, ReductionKind kind) {
   TensorDistAttr dist = getTensorDist(type);
   if (!dist)
     return type;
@@ -115,9 +115,9 @@ static void lowerForward(OpBuilder &b, EmbeddingOp op, const RowSplit &split) {
   auto partial = CEmbeddingOp::create(
       b, loc, withPartial(resultType, split.axis, ReductionKind::Sum),
       op.getIds(), op.getWeight(), start);
-  auto reduced = AllReduceOp::create(b, loc, resultType, partial.getResult(),
-                                     split.mesh, split.axis,
-                                     ReductionKind::Sum, nullptr);
+  auto reduced =
+      AllReduceOp::create(b, loc, resultType, partial.getResult(), split.mesh,
+                          split.axis, ReductionKind::Sum, nullptr);
   op.getResult().replaceAllUsesWith(reduced.getResult());
   op.erase();
 }
@@ -141,16 +141,16 @@ static void lowerBackward(OpBuilder &b, EmbeddingGradOp op,
   ReductionKind kind = useAvg ? ReductionKind::Avg : ReductionKind::Sum;
   RankedTensorType localType =
       syncDp ? withPartial(gradType, dp, kind) : gradType;
-  Value grad = CEmbeddingGradOp::create(b, loc, localType, op.getIds(),
-                                        op.getWeight(), identity.getResult(),
-                                        start);
+  Value grad =
+      CEmbeddingGradOp::create(b, loc, localType, op.getIds(), op.getWeight(),
+                               identity.getResult(), start);
   if (syncDp) {
     grad = AllReduceOp::create(b, loc, gradType, grad, split.mesh, dp, kind,
                                nullptr);
     if (!useAvg)
-      grad = ScaleOp::create(b, loc, grad,
-                             b.getF64FloatAttr(
-                                 1.0 / double(split.mesh.getAxisSize(dp))));
+      grad = ScaleOp::create(
+          b, loc, grad,
+          b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(dp))));
   }
   op.getWeightGrad().replaceAllUsesWith(grad);
   op.erase();
@@ -165,8 +165,8 @@ static std::optional<StringAttr> getParamName(Value value) {
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   if (!func || arg.getOwner() != &func.getBody().front())
     return std::nullopt;
-  if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                    DistDialect::kParamAttrName))
+  if (auto name = func.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), DistDialect::kParamAttrName))
     return name;
   return std::nullopt;
 }
@@ -225,15 +225,18 @@ private:
   /// a result that passes it through when the function lacks it.
   unsigned getOrAddParameter(StringAttr name, RankedTensorType type) {
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (func.getResultAttrOfType<StringAttr>(i, DistDialect::kParamAttrName) == name)
+      if (func.getResultAttrOfType<StringAttr>(
+              i, DistDialect::kParamAttrName) == name)
         return i;
     Block &entry = func.getBody().front();
     std::optional<unsigned> argIndex;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (func.getArgAttrOfType<StringAttr>(i, DistDialect::kParamAttrName) == name)
+      if (func.getArgAttrOfType<StringAttr>(i, DistDialect::kParamAttrName) ==
+          name)
         argIndex = i;
     MLIRContext *ctx = module.getContext();
-    auto paramAttr = NamedAttribute(StringAttr::get(ctx, DistDialect::kParamAttrName), name);
+    auto paramAttr =
+        NamedAttribute(StringAttr::get(ctx, DistDialect::kParamAttrName), name);
     if (!argIndex) {
       argIndex = func.getNumArguments();
       (void)func.insertArgument(*argIndex, type,
@@ -286,9 +289,9 @@ struct DistParallelEmbeddingPass
       if (auto fwd = dyn_cast<EmbeddingOp>(op)) {
         if (!fwd->hasAttr(DistDialect::kRecomputeAttrName))
           if (std::optional<StringAttr> name = getParamName(weight))
-            params.insert({*name,
-                           {cast<RankedTensorType>(weight.getType()),
-                            weight.getLoc()}});
+            params.insert(
+                {*name,
+                 {cast<RankedTensorType>(weight.getType()), weight.getLoc()}});
         lowerForward(b, fwd, **split);
         ++numForward;
       } else {

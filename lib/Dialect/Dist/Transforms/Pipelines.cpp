@@ -20,15 +20,15 @@ void mlir::dist::buildDistAutoParallelPipeline(
   pm.addPass(createDistAmpCheckFinite());
   // Overlap last: it reorders the backward, which the others do not care
   // about, and it must see the final allreduces.
-  pm.addNestedPass<func::FuncOp>(
-      createDistMatmulGradOverlap(DistMatmulGradOverlapOptions{
-          options.remarks, options.minOverlapRatio, options.peakTflops,
-          options.linkLatencyUs, options.linkBandwidthGBps}));
+  pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(
+      DistMatmulGradOverlapOptions{options.remarks, options.minOverlapRatio,
+                                   options.peakTflops, options.linkLatencyUs,
+                                   options.linkBandwidthGBps}));
   // Streams last: they turn the final collectives into futures and waits.
-  pm.addNestedPass<func::FuncOp>(
-      createDistAssignStreams(DistAssignStreamsOptions{
-          llvm::to_vector(options.mpAxes), llvm::to_vector(options.dpAxes),
-          llvm::to_vector(options.shardingAxes)}));
+  pm.addNestedPass<func::FuncOp>(createDistAssignStreams(
+      DistAssignStreamsOptions{llvm::to_vector(options.mpAxes),
+                               llvm::to_vector(options.dpAxes),
+                               llvm::to_vector(options.shardingAxes)}));
 }
 
 void mlir::dist::registerDistPipelines() {

@@ -65,8 +65,7 @@ struct DistSpecializeRankPass
     bool hadError = false;
     getOperation().walk([&](ProcessCoordOp op) {
       if (!mesh::processCoord(op.getMesh(), rank)) {
-        op.emitError("process ")
-            << rank << " is not in mesh " << op.getMesh();
+        op.emitError("process ") << rank << " is not in mesh " << op.getMesh();
         hadError = true;
       }
       coords.push_back(op);

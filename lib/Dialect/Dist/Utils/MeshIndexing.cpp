@@ -27,9 +27,8 @@ FailureOr<OpFoldResult> mesh::buildPosition(OpBuilder &b, Location loc,
   // position = the i with ids[i] == rank, by a loop over the id list: its
   // cost is the mesh size, once per function, whatever the ids' range.
   Value rankValue = getValueOrCreateConstantIndexOp(b, loc, rank);
-  auto tableType =
-      RankedTensorType::get({static_cast<int64_t>(ids.size())},
-                            b.getIndexType());
+  auto tableType = RankedTensorType::get({static_cast<int64_t>(ids.size())},
+                                         b.getIndexType());
   Value table = arith::ConstantOp::create(
       b, loc, tableType, DenseElementsAttr::get(tableType, ids));
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);

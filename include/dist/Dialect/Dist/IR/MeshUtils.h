@@ -31,9 +31,9 @@ int64_t ravel(ArrayRef<int64_t> shape, ArrayRef<int64_t> coord);
 
 /// Coordinate of process `rank`: the unravel of its position in
 /// `processIds`, or nothing when `rank` is not in the mesh.
-std::optional<SmallVector<int64_t>>
-processCoord(ArrayRef<int64_t> shape, ArrayRef<int64_t> processIds,
-             int64_t rank);
+std::optional<SmallVector<int64_t>> processCoord(ArrayRef<int64_t> shape,
+                                                 ArrayRef<int64_t> processIds,
+                                                 int64_t rank);
 
 /// The processes whose coordinates differ from `rank`'s only along `axes`
 /// (Paddle's `_get_comm_group`), ordered by their coordinates along `axes`

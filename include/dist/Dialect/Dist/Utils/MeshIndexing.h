@@ -27,12 +27,12 @@ namespace mesh {
 /// list (never a table indexed by the rank, whose size would be the largest
 /// id). Fails only for a constant rank that is not in the mesh; a rank
 /// value that is not in the mesh gives position 0.
-FailureOr<OpFoldResult> buildPosition(OpBuilder &b, Location loc,
-                                      MeshAttr mesh, OpFoldResult rank);
+FailureOr<OpFoldResult> buildPosition(OpBuilder &b, Location loc, MeshAttr mesh,
+                                      OpFoldResult rank);
 
 /// The coordinates, one per mesh axis, of the process at `position`.
-SmallVector<OpFoldResult> buildCoords(OpBuilder &b, Location loc,
-                                      MeshAttr mesh, OpFoldResult position);
+SmallVector<OpFoldResult> buildCoords(OpBuilder &b, Location loc, MeshAttr mesh,
+                                      OpFoldResult position);
 
 /// The row-major index of `coords` (one per mesh axis) restricted to
 /// `axes`, in the order given: with a collective's axes, the process's
