@@ -10,6 +10,8 @@
 
 #include "dist/Runtime/DistRuntime.h"
 
+// The C interface is all the runtime uses.
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <cstdio>

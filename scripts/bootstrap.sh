@@ -14,7 +14,7 @@ llvm=/usr/lib/llvm-22
 
 packages=(cmake ninja-build g++ ccache python3 libgtest-dev mpich libmpich-dev
           libmimalloc-dev llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          clang-format-22)
+          clang-22 clang-format-22)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -32,7 +32,8 @@ if [ ! -f "$build/build.ninja" ]; then
   # shellcheck disable=SC2086
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
     -DMLIR_DIR="$llvm/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
     -DPython3_EXECUTABLE=/usr/bin/python3 \

@@ -144,9 +144,8 @@ TEST_F(MeshUtilsTest, IsDropPartialOfAgreesWithDropPartial) {
       in,
       TensorDistAttr::get(m, {0}),
       TensorDistAttr::get(mesh({8}), {-1})};
-  for (ArrayRef<int64_t> axes :
-       {ArrayRef<int64_t>(), ArrayRef<int64_t>({0}), ArrayRef<int64_t>({2}),
-        ArrayRef<int64_t>({0, 2}), ArrayRef<int64_t>({1})})
+  const SmallVector<int64_t> axisSets[] = {{}, {0}, {2}, {0, 2}, {1}};
+  for (ArrayRef<int64_t> axes : axisSets)
     for (TensorDistAttr out : candidates)
       EXPECT_EQ(out.isDropPartialOf(in, axes), out == in.dropPartial(axes))
           << "candidate with " << out.getPartialAxes().size()

@@ -371,7 +371,7 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
     return {};
   // Sort here so that the written order does not matter, but keep duplicates
   // for the verifier to report.
-  llvm::stable_sort(partials, llvm::less_first());
+  llvm::sort(partials);
   SmallVector<ReductionKind> kinds;
   for (auto [axis, kind] : partials) {
     axes.push_back(axis);
