@@ -10,7 +10,7 @@ if ! command -v "$format" >/dev/null; then
   exit 2
 fi
 mapfile -t files < <(cd "$root" && find include lib tools runtime unittests \
-  test/lib examples python -type f \
+  test/lib test/CAPI examples python -type f \
   \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) 2>/dev/null | sort)
 cd "$root"
 if [ "${1:-}" = "--fix" ]; then

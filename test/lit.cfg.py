@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "DIST"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dist_obj_root, "test")
 # Unit/ is a suite of its own (GoogleTest), with its own lit.cfg.py.
@@ -49,5 +49,6 @@ tools = [
     ToolSubst("not", unresolved="fatal"),
     ToolSubst("count", unresolved="fatal"),
     ToolSubst("dist-run", unresolved="fatal"),
+    ToolSubst("dist-capi-test", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,186 @@
+/*===- Dist.h - C API of the dist dialect --------------------------*- C
+-*-===*\
+|*                                                                            *|
+|* The dist dialect, its attributes and types, and the mesh arithmetic, for   *|
+|* C programs and language bindings. Functions that build an attribute or a   *|
+|* type return a null one (mlirAttributeIsNull/mlirTypeIsNull) for bad        *|
+|* arguments and report why as an error diagnostic through the context.       *|
+|* Getters given a value of the wrong kind, or an index out of range, report  *|
+|* the same way and return the documented sentinel; given a null value (no    *|
+|* context to report to) they return the sentinel silently.                   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef DIST_C_DIST_H
+#define DIST_C_DIST_H
+
+#include "mlir-c/IR.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The dist dialect: `mlirGetDialectHandle__dist__()`. */
+MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Dist, dist);
+
+/** Registers dist and every upstream dialect and extension that dist-opt
+ *  registers, so that any program dist-opt reads can be parsed. */
+MLIR_CAPI_EXPORTED void
+mlirDistRegisterAllDialects(MlirDialectRegistry registry);
+
+/** Registers every dist pass, every dist conversion and the
+ *  `dist-auto-parallel` and `dist-to-llvm` pipelines, for pipeline strings. */
+MLIR_CAPI_EXPORTED void mlirDistRegisterAllPasses(void);
+
+/*===----------------------------------------------------------------------===*/
+/* Reduction kinds                                                           */
+/*===----------------------------------------------------------------------===*/
+
+/** The reduction a collective applies, or that a partial value awaits. */
+typedef enum MlirDistReductionKind {
+  MlirDistReductionSum = 0,
+  MlirDistReductionMax = 1,
+  MlirDistReductionMin = 2,
+  MlirDistReductionProd = 3,
+  MlirDistReductionAvg = 4
+} MlirDistReductionKind;
+
+/** The IR spelling of `kind` ("sum", ...); empty for an unknown kind. */
+MLIR_CAPI_EXPORTED MlirStringRef
+mlirDistReductionKindGetName(MlirDistReductionKind kind);
+
+/** Parses an IR spelling into `*kind`; false (and `*kind` untouched) when
+ *  `name` is not one. */
+MLIR_CAPI_EXPORTED bool
+mlirDistReductionKindFromName(MlirStringRef name, MlirDistReductionKind *kind);
+
+/*===----------------------------------------------------------------------===*/
+/* #dist.mesh                                                                */
+/*===----------------------------------------------------------------------===*/
+
+/** Whether `attr` is a `#dist.mesh`. */
+MLIR_CAPI_EXPORTED bool mlirAttributeIsADistMesh(MlirAttribute attr);
+
+/** A mesh of the given shape. `processIds` (position -> process, row-major)
+ *  may be null with `numProcessIds` 0 for the default `0..N-1`; `names`
+ *  may be null with `numNames` 0 for unnamed axes. */
+MLIR_CAPI_EXPORTED MlirAttribute
+mlirDistMeshAttrGet(MlirContext ctx, intptr_t rank, const int64_t *shape,
+                    intptr_t numProcessIds, const int64_t *processIds,
+                    intptr_t numNames, const MlirStringRef *names);
+
+/** Number of mesh axes; -1 for a non-mesh. */
+MLIR_CAPI_EXPORTED intptr_t mlirDistMeshAttrGetRank(MlirAttribute mesh);
+
+/** Size of mesh axis `axis`; -1 for a non-mesh or an axis out of range. */
+MLIR_CAPI_EXPORTED int64_t mlirDistMeshAttrGetAxisSize(MlirAttribute mesh,
+                                                       intptr_t axis);
+
+/** Number of processes; -1 for a non-mesh. */
+MLIR_CAPI_EXPORTED int64_t mlirDistMeshAttrGetNumProcesses(MlirAttribute mesh);
+
+/** The process at mesh position `position`; -1 for a non-mesh or a
+ *  position out of range. */
+MLIR_CAPI_EXPORTED int64_t mlirDistMeshAttrGetProcessId(MlirAttribute mesh,
+                                                        intptr_t position);
+
+/** Whether the process ids are the default `0..N-1`; false for a non-mesh. */
+MLIR_CAPI_EXPORTED bool
+mlirDistMeshAttrHasDefaultProcessIds(MlirAttribute mesh);
+
+/** Number of axis names (0 or the rank); -1 for a non-mesh. */
+MLIR_CAPI_EXPORTED intptr_t mlirDistMeshAttrGetNumNames(MlirAttribute mesh);
+
+/** The name of axis `axis`; empty for a non-mesh, an unnamed mesh or an
+ *  axis out of range. */
+MLIR_CAPI_EXPORTED MlirStringRef mlirDistMeshAttrGetName(MlirAttribute mesh,
+                                                         intptr_t axis);
+
+/** Writes the coordinate of process `process` (one entry per axis, the
+ *  row-major unravel of its position in the id list) to `coord`, which has
+ *  room for the rank. False when `process` is not in the mesh or `mesh` is
+ *  not one. */
+MLIR_CAPI_EXPORTED bool mlirDistMeshAttrGetProcessCoord(MlirAttribute mesh,
+                                                        int64_t process,
+                                                        int64_t *coord);
+
+/** The size of the process group along `axes` (the product of their
+ *  sizes); -1 for a non-mesh or an axis out of range or repeated. */
+MLIR_CAPI_EXPORTED int64_t mlirDistMeshAttrGetGroupSize(MlirAttribute mesh,
+                                                        intptr_t numAxes,
+                                                        const int64_t *axes);
+
+/** Writes the process group of `process` along `axes` (the processes whose
+ *  coordinates differ from its only along `axes`, ordered by their
+ *  coordinates along `axes`) to `group`, which has room for
+ *  mlirDistMeshAttrGetGroupSize entries, and returns its size; -1 when
+ *  `process` is not in the mesh, or for bad axes or a non-mesh. */
+MLIR_CAPI_EXPORTED int64_t mlirDistMeshAttrGetProcessGroup(MlirAttribute mesh,
+                                                           int64_t process,
+                                                           intptr_t numAxes,
+                                                           const int64_t *axes,
+                                                           int64_t *group);
+
+/*===----------------------------------------------------------------------===*/
+/* #dist.tensor                                                              */
+/*===----------------------------------------------------------------------===*/
+
+/** Whether `attr` is a `#dist.tensor` distribution. */
+MLIR_CAPI_EXPORTED bool mlirAttributeIsADistTensor(MlirAttribute attr);
+
+/** The distribution on `mesh` with `dimsMapping` (one mesh axis or -1 per
+ *  tensor dim) and partial axes `partialAxes` with their `partialKinds`
+ *  (both null with `numPartial` 0 for none). */
+MLIR_CAPI_EXPORTED MlirAttribute mlirDistTensorAttrGet(
+    MlirAttribute mesh, intptr_t rank, const int64_t *dimsMapping,
+    intptr_t numPartial, const int64_t *partialAxes,
+    const MlirDistReductionKind *partialKinds);
+
+/** The mesh; null for a non-distribution. */
+MLIR_CAPI_EXPORTED MlirAttribute mlirDistTensorAttrGetMesh(MlirAttribute dist);
+
+/** Number of tensor dims (dims_mapping entries); -1 for a
+ *  non-distribution. */
+MLIR_CAPI_EXPORTED intptr_t mlirDistTensorAttrGetRank(MlirAttribute dist);
+
+/** The mesh axis splitting tensor dim `dim`, or -1 when it is replicated;
+ *  -2 for a non-distribution or a dim out of range. */
+MLIR_CAPI_EXPORTED int64_t mlirDistTensorAttrGetDimMapping(MlirAttribute dist,
+                                                           intptr_t dim);
+
+/** Number of partial axes; -1 for a non-distribution. */
+MLIR_CAPI_EXPORTED intptr_t
+mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist);
+
+/** The `index`-th partial axis (ascending); -1 for a non-distribution or
+ *  an index out of range. */
+MLIR_CAPI_EXPORTED int64_t mlirDistTensorAttrGetPartialAxis(MlirAttribute dist,
+                                                            intptr_t index);
+
+/** The reduction pending on the `index`-th partial axis; Sum for a
+ *  non-distribution or an index out of range (with a diagnostic). */
+MLIR_CAPI_EXPORTED MlirDistReductionKind
+mlirDistTensorAttrGetPartialKind(MlirAttribute dist, intptr_t index);
+
+/** The `#dist.tensor` encoding of `type`; null when it is not a ranked
+ *  tensor with one (no diagnostic: having none is not an error). */
+MLIR_CAPI_EXPORTED MlirAttribute mlirDistTensorAttrOfType(MlirType type);
+
+/*===----------------------------------------------------------------------===*/
+/* !dist.future                                                              */
+/*===----------------------------------------------------------------------===*/
+
+/** Whether `type` is a `!dist.future`. */
+MLIR_CAPI_EXPORTED bool mlirTypeIsADistFuture(MlirType type);
+
+/** The future of `valueType`, which must be a ranked tensor. */
+MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGet(MlirType valueType);
+
+/** The tensor type a future completes to; null for a non-future. */
+MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGetValueType(MlirType future);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIST_C_DIST_H */

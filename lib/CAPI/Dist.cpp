@@ -1,0 +1,388 @@
+//===- Dist.cpp - C API of the dist dialect -------------------------------===//
+//
+// Thin wrappers: every check the C++ API leaves to assertions (a cast to
+// the wrong attribute kind, an index out of range) is made here and
+// reported through the context, because a C caller (or a Python binding)
+// must never reach an assertion or undefined behaviour.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist-c/Dist.h"
+#include "dist/Conversion/Passes.h"
+#include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Dist, dist, mlir::dist::DistDialect)
+
+void mlirDistRegisterAllDialects(MlirDialectRegistry registry) {
+  DialectRegistry &r = *unwrap(registry);
+  r.insert<DistDialect>();
+  registerAllDialects(r);
+  registerAllExtensions(r);
+}
+
+void mlirDistRegisterAllPasses(void) {
+  registerDistPasses();
+  registerDistPipelines();
+  registerDistConversionPasses();
+  registerDistConversionPipelines();
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+/// An error at an unknown location of `ctx`, prefixed with the C function.
+static InFlightDiagnostic report(MLIRContext *ctx, const char *function) {
+  return emitError(UnknownLoc::get(ctx)) << function << ": ";
+}
+
+/// `attr` as a `T`, or null after a diagnostic (none for a null `attr`).
+template <typename T>
+static T expect(MlirAttribute attr, const char *function, const char *what) {
+  Attribute a = unwrap(attr);
+  if (!a)
+    return T();
+  if (auto typed = dyn_cast<T>(a))
+    return typed;
+  report(a.getContext(), function) << "expected " << what << ", got " << a;
+  return T();
+}
+
+static MeshAttr expectMesh(MlirAttribute attr, const char *function) {
+  return expect<MeshAttr>(attr, function, "a #dist.mesh");
+}
+
+static TensorDistAttr expectDist(MlirAttribute attr, const char *function) {
+  return expect<TensorDistAttr>(attr, function, "a #dist.tensor");
+}
+
+/// Whether `index` is in [0, size); reports otherwise.
+static bool inRange(MLIRContext *ctx, const char *function, const char *what,
+                    int64_t index, int64_t size) {
+  if (index >= 0 && index < size)
+    return true;
+  report(ctx, function) << what << " " << index << " is out of range [0, "
+                        << size << ")";
+  return false;
+}
+
+/// Whether `axes` are distinct axes of `mesh`; reports otherwise.
+static bool checkAxes(MeshAttr mesh, const char *function, intptr_t numAxes,
+                      const int64_t *axes) {
+  if (numAxes < 0 || (numAxes > 0 && !axes)) {
+    report(mesh.getContext(), function) << "no axes given";
+    return false;
+  }
+  llvm::SmallSet<int64_t, 4> seen;
+  for (intptr_t i = 0; i < numAxes; ++i) {
+    if (!inRange(mesh.getContext(), function, "mesh axis", axes[i],
+                 mesh.getRank()))
+      return false;
+    if (!seen.insert(axes[i]).second) {
+      report(mesh.getContext(), function)
+          << "mesh axis " << axes[i] << " is repeated";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// `count` values at `data`, or an empty range for a null pointer with a
+/// zero count; nothing (after a diagnostic) for a negative count or a null
+/// pointer with a positive one.
+template <typename T>
+static std::optional<ArrayRef<T>>
+arrayArg(MLIRContext *ctx, const char *function, const char *what,
+         intptr_t count, const T *data) {
+  if (count < 0 || (count > 0 && !data)) {
+    report(ctx, function) << "bad " << what << " array (count " << count
+                          << (data ? ")" : ", null pointer)");
+    return std::nullopt;
+  }
+  return ArrayRef<T>(data, count);
+}
+
+//===----------------------------------------------------------------------===//
+// Reduction kinds
+//===----------------------------------------------------------------------===//
+
+MlirStringRef mlirDistReductionKindGetName(MlirDistReductionKind kind) {
+  std::optional<ReductionKind> k = symbolizeReductionKind(kind);
+  if (!k)
+    return mlirStringRefCreate(nullptr, 0);
+  return wrap(stringifyReductionKind(*k));
+}
+
+bool mlirDistReductionKindFromName(MlirStringRef name,
+                                   MlirDistReductionKind *kind) {
+  std::optional<ReductionKind> k = symbolizeReductionKind(unwrap(name));
+  if (!k || !kind)
+    return false;
+  *kind = static_cast<MlirDistReductionKind>(*k);
+  return true;
+}
+
+// The C enum spells the dialect's values; keep them in step.
+static_assert(MlirDistReductionSum == int(ReductionKind::Sum) &&
+                  MlirDistReductionMax == int(ReductionKind::Max) &&
+                  MlirDistReductionMin == int(ReductionKind::Min) &&
+                  MlirDistReductionProd == int(ReductionKind::Prod) &&
+                  MlirDistReductionAvg == int(ReductionKind::Avg),
+              "MlirDistReductionKind differs from dist::ReductionKind");
+
+//===----------------------------------------------------------------------===//
+// #dist.mesh
+//===----------------------------------------------------------------------===//
+
+bool mlirAttributeIsADistMesh(MlirAttribute attr) {
+  return unwrap(attr) && isa<MeshAttr>(unwrap(attr));
+}
+
+MlirAttribute mlirDistMeshAttrGet(MlirContext ctx, intptr_t rank,
+                                  const int64_t *shape, intptr_t numProcessIds,
+                                  const int64_t *processIds, intptr_t numNames,
+                                  const MlirStringRef *names) {
+  MLIRContext *context = unwrap(ctx);
+  const char *fn = "mlirDistMeshAttrGet";
+  context->getOrLoadDialect<DistDialect>();
+  auto shapeRef = arrayArg(context, fn, "shape", rank, shape);
+  auto idsRef = arrayArg(context, fn, "process id", numProcessIds, processIds);
+  auto namesRef = arrayArg(context, fn, "name", numNames, names);
+  if (!shapeRef || !idsRef || !namesRef)
+    return MlirAttribute{nullptr};
+  SmallVector<int64_t> ids(*idsRef);
+  if (ids.empty()) {
+    // The verifier bounds the product before anything is allocated; the
+    // default ids are built only for a mesh it accepts.
+    int64_t n = 1;
+    for (int64_t size : *shapeRef)
+      if (size <= 0 || llvm::MulOverflow(n, size, n) || n > (1 << 20))
+        return wrap(MeshAttr::getChecked(
+            [&] { return report(context, fn); }, context, *shapeRef,
+            ArrayRef<int64_t>(), ArrayRef<StringAttr>()));
+    ids = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  }
+  SmallVector<StringAttr> nameAttrs;
+  for (MlirStringRef name : *namesRef)
+    nameAttrs.push_back(StringAttr::get(context, unwrap(name)));
+  return wrap(MeshAttr::getChecked([&] { return report(context, fn); }, context,
+                                   *shapeRef, ArrayRef<int64_t>(ids),
+                                   ArrayRef<StringAttr>(nameAttrs)));
+}
+
+intptr_t mlirDistMeshAttrGetRank(MlirAttribute mesh) {
+  MeshAttr m = expectMesh(mesh, "mlirDistMeshAttrGetRank");
+  return m ? m.getRank() : -1;
+}
+
+int64_t mlirDistMeshAttrGetAxisSize(MlirAttribute mesh, intptr_t axis) {
+  const char *fn = "mlirDistMeshAttrGetAxisSize";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m || !inRange(m.getContext(), fn, "mesh axis", axis, m.getRank()))
+    return -1;
+  return m.getAxisSize(axis);
+}
+
+int64_t mlirDistMeshAttrGetNumProcesses(MlirAttribute mesh) {
+  MeshAttr m = expectMesh(mesh, "mlirDistMeshAttrGetNumProcesses");
+  return m ? m.getNumProcesses() : -1;
+}
+
+int64_t mlirDistMeshAttrGetProcessId(MlirAttribute mesh, intptr_t position) {
+  const char *fn = "mlirDistMeshAttrGetProcessId";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m || !inRange(m.getContext(), fn, "mesh position", position,
+                     m.getNumProcesses()))
+    return -1;
+  return m.getProcessIds()[position];
+}
+
+bool mlirDistMeshAttrHasDefaultProcessIds(MlirAttribute mesh) {
+  MeshAttr m = expectMesh(mesh, "mlirDistMeshAttrHasDefaultProcessIds");
+  return m && m.hasDefaultProcessIds();
+}
+
+intptr_t mlirDistMeshAttrGetNumNames(MlirAttribute mesh) {
+  MeshAttr m = expectMesh(mesh, "mlirDistMeshAttrGetNumNames");
+  return m ? static_cast<intptr_t>(m.getNames().size()) : -1;
+}
+
+MlirStringRef mlirDistMeshAttrGetName(MlirAttribute mesh, intptr_t axis) {
+  const char *fn = "mlirDistMeshAttrGetName";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m ||
+      !inRange(m.getContext(), fn, "named axis", axis, m.getNames().size()))
+    return mlirStringRefCreate(nullptr, 0);
+  return wrap(m.getNames()[axis].getValue());
+}
+
+bool mlirDistMeshAttrGetProcessCoord(MlirAttribute mesh, int64_t process,
+                                     int64_t *coord) {
+  const char *fn = "mlirDistMeshAttrGetProcessCoord";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m)
+    return false;
+  std::optional<SmallVector<int64_t>> c = mesh::processCoord(m, process);
+  if (!c || !coord)
+    return false;
+  llvm::copy(*c, coord);
+  return true;
+}
+
+int64_t mlirDistMeshAttrGetGroupSize(MlirAttribute mesh, intptr_t numAxes,
+                                     const int64_t *axes) {
+  const char *fn = "mlirDistMeshAttrGetGroupSize";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m || !checkAxes(m, fn, numAxes, axes))
+    return -1;
+  return mesh::groupSize(m, ArrayRef<int64_t>(axes, numAxes));
+}
+
+int64_t mlirDistMeshAttrGetProcessGroup(MlirAttribute mesh, int64_t process,
+                                        intptr_t numAxes, const int64_t *axes,
+                                        int64_t *group) {
+  const char *fn = "mlirDistMeshAttrGetProcessGroup";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m || !checkAxes(m, fn, numAxes, axes))
+    return -1;
+  SmallVector<int64_t> members =
+      mesh::processGroup(m, process, ArrayRef<int64_t>(axes, numAxes));
+  if (members.empty() || !group)
+    return -1;
+  llvm::copy(members, group);
+  return static_cast<int64_t>(members.size());
+}
+
+//===----------------------------------------------------------------------===//
+// #dist.tensor
+//===----------------------------------------------------------------------===//
+
+bool mlirAttributeIsADistTensor(MlirAttribute attr) {
+  return unwrap(attr) && isa<TensorDistAttr>(unwrap(attr));
+}
+
+MlirAttribute mlirDistTensorAttrGet(MlirAttribute mesh, intptr_t rank,
+                                    const int64_t *dimsMapping,
+                                    intptr_t numPartial,
+                                    const int64_t *partialAxes,
+                                    const MlirDistReductionKind *partialKinds) {
+  const char *fn = "mlirDistTensorAttrGet";
+  MeshAttr m = expectMesh(mesh, fn);
+  if (!m)
+    return MlirAttribute{nullptr};
+  MLIRContext *ctx = m.getContext();
+  auto dims = arrayArg(ctx, fn, "dims_mapping", rank, dimsMapping);
+  auto axes = arrayArg(ctx, fn, "partial axis", numPartial, partialAxes);
+  auto kinds = arrayArg(ctx, fn, "partial kind", numPartial, partialKinds);
+  if (!dims || !axes || !kinds)
+    return MlirAttribute{nullptr};
+  SmallVector<ReductionKind> reductionKinds;
+  for (MlirDistReductionKind kind : *kinds) {
+    std::optional<ReductionKind> k = symbolizeReductionKind(kind);
+    if (!k) {
+      report(ctx, fn) << "unknown reduction kind " << int(kind);
+      return MlirAttribute{nullptr};
+    }
+    reductionKinds.push_back(*k);
+  }
+  return wrap(TensorDistAttr::getChecked(
+      [&] { return report(ctx, fn); }, ctx, m, *dims, *axes,
+      ArrayRef<ReductionKind>(reductionKinds)));
+}
+
+MlirAttribute mlirDistTensorAttrGetMesh(MlirAttribute dist) {
+  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetMesh");
+  return wrap(d ? Attribute(d.getMesh()) : Attribute());
+}
+
+intptr_t mlirDistTensorAttrGetRank(MlirAttribute dist) {
+  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetRank");
+  return d ? static_cast<intptr_t>(d.getDimsMapping().size()) : -1;
+}
+
+int64_t mlirDistTensorAttrGetDimMapping(MlirAttribute dist, intptr_t dim) {
+  const char *fn = "mlirDistTensorAttrGetDimMapping";
+  TensorDistAttr d = expectDist(dist, fn);
+  if (!d || !inRange(d.getContext(), fn, "tensor dim", dim,
+                     d.getDimsMapping().size()))
+    return -2;
+  return d.getMeshAxis(dim);
+}
+
+intptr_t mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist) {
+  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetNumPartialAxes");
+  return d ? static_cast<intptr_t>(d.getPartialAxes().size()) : -1;
+}
+
+int64_t mlirDistTensorAttrGetPartialAxis(MlirAttribute dist, intptr_t index) {
+  const char *fn = "mlirDistTensorAttrGetPartialAxis";
+  TensorDistAttr d = expectDist(dist, fn);
+  if (!d || !inRange(d.getContext(), fn, "partial index", index,
+                     d.getPartialAxes().size()))
+    return -1;
+  return d.getPartialAxes()[index];
+}
+
+MlirDistReductionKind mlirDistTensorAttrGetPartialKind(MlirAttribute dist,
+                                                       intptr_t index) {
+  const char *fn = "mlirDistTensorAttrGetPartialKind";
+  TensorDistAttr d = expectDist(dist, fn);
+  if (!d || !inRange(d.getContext(), fn, "partial index", index,
+                     d.getPartialKinds().size()))
+    return MlirDistReductionSum;
+  return static_cast<MlirDistReductionKind>(d.getPartialKinds()[index]);
+}
+
+MlirAttribute mlirDistTensorAttrOfType(MlirType type) {
+  Type t = unwrap(type);
+  return wrap(t ? Attribute(getTensorDist(t)) : Attribute());
+}
+
+//===----------------------------------------------------------------------===//
+// !dist.future
+//===----------------------------------------------------------------------===//
+
+bool mlirTypeIsADistFuture(MlirType type) {
+  return unwrap(type) && isa<FutureType>(unwrap(type));
+}
+
+MlirType mlirDistFutureTypeGet(MlirType valueType) {
+  Type t = unwrap(valueType);
+  if (!t)
+    return MlirType{nullptr};
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  if (!tensor) {
+    report(t.getContext(), "mlirDistFutureTypeGet")
+        << "a future holds a ranked tensor, got " << t;
+    return MlirType{nullptr};
+  }
+  t.getContext()->getOrLoadDialect<DistDialect>();
+  return wrap(FutureType::get(t.getContext(), tensor));
+}
+
+MlirType mlirDistFutureTypeGetValueType(MlirType future) {
+  Type t = unwrap(future);
+  if (!t)
+    return MlirType{nullptr};
+  auto f = dyn_cast<FutureType>(t);
+  if (!f) {
+    report(t.getContext(), "mlirDistFutureTypeGetValueType")
+        << "expected a !dist.future, got " << t;
+    return MlirType{nullptr};
+  }
+  return wrap(Type(f.getValueType()));
+}

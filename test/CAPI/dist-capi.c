@@ -1,0 +1,470 @@
+// RUN: dist-capi-test 2>&1 | FileCheck %s
+
+/*===- dist-capi.c - exercise every function of the dist C API ----*- C -*-===*\
+|*                                                                            *|
+|* Built by the test suite against libDistCAPI.so alone and run by            *|
+|* test/CAPI/dist-capi.test, which checks its output with FileCheck, as       *|
+|* upstream's mlir/test/CAPI does. Diagnostics are printed to stdout, so the  *|
+|* error paths are checked too.                                               *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "dist-c/Dist.h"
+#include "dist-c/Passes.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void printToStdout(MlirStringRef text, void *userData) {
+  (void)userData;
+  fwrite(text.data, 1, text.length, stdout);
+}
+
+static MlirLogicalResult printDiagnostic(MlirDiagnostic diagnostic,
+                                         void *userData) {
+  (void)userData;
+  printf("diagnostic: ");
+  mlirDiagnosticPrint(diagnostic, printToStdout, NULL);
+  printf("\n");
+  return mlirLogicalResultSuccess();
+}
+
+static void printAttr(const char *label, MlirAttribute attr) {
+  printf("%s: ", label);
+  if (mlirAttributeIsNull(attr))
+    printf("<null>");
+  else
+    mlirAttributePrint(attr, printToStdout, NULL);
+  printf("\n");
+}
+
+static void printType(const char *label, MlirType type) {
+  printf("%s: ", label);
+  if (mlirTypeIsNull(type))
+    printf("<null>");
+  else
+    mlirTypePrint(type, printToStdout, NULL);
+  printf("\n");
+}
+
+static void printString(const char *label, MlirStringRef s) {
+  printf("%s: '%.*s'\n", label, (int)s.length, s.data);
+}
+
+static MlirContext createContext(void) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirDistRegisterAllDialects(registry);
+  MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+  return ctx;
+}
+
+// CHECK-LABEL: testDialect
+// CHECK: namespace: 'dist'
+// CHECK: parsed: #mesh = #dist.mesh<shape = [2]>
+// CHECK: func.func @f(%{{.*}}: tensor<4xf32, #dist.tensor<#mesh, [0]>>)
+static void testDialect(MlirContext ctx) {
+  printf("testDialect\n");
+  MlirDialect dialect =
+      mlirDialectHandleLoadDialect(mlirGetDialectHandle__dist__(), ctx);
+  printString("namespace", mlirDialectGetNamespace(dialect));
+  MlirModule module = mlirModuleCreateParse(
+      ctx, mlirStringRefCreateFromCString(
+               "#mesh = #dist.mesh<shape = [2]>\n"
+               "func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) {\n"
+               "  return\n"
+               "}\n"));
+  printf("parsed: ");
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirModuleDestroy(module);
+}
+
+// CHECK-LABEL: testReductionKinds
+// CHECK: sum max min prod avg
+// CHECK: unknown kind: ''
+// CHECK: from "avg": 1 4
+// CHECK: from "mean": 0
+static void testReductionKinds(void) {
+  printf("testReductionKinds\n");
+  for (int k = MlirDistReductionSum; k <= MlirDistReductionAvg; ++k) {
+    MlirStringRef name = mlirDistReductionKindGetName((MlirDistReductionKind)k);
+    printf("%.*s ", (int)name.length, name.data);
+  }
+  printf("\n");
+  printString("unknown kind",
+              mlirDistReductionKindGetName((MlirDistReductionKind)42));
+  MlirDistReductionKind kind = MlirDistReductionSum;
+  bool ok = mlirDistReductionKindFromName(mlirStringRefCreateFromCString("avg"),
+                                          &kind);
+  printf("from \"avg\": %d %d\n", ok, (int)kind);
+  ok = mlirDistReductionKindFromName(mlirStringRefCreateFromCString("mean"),
+                                     &kind);
+  printf("from \"mean\": %d\n", ok);
+}
+
+// CHECK-LABEL: testMesh
+// CHECK: mesh: #dist.mesh<shape = [2, 4], names = ["dp", "mp"], process_ids = [7, 6, 5, 4, 3, 2, 1, 0]>
+// CHECK: isa mesh 1 isa tensor 0
+// CHECK: rank 2 sizes 2 4 processes 8 id@1 6 default 0
+// CHECK: names 2: 'dp'
+// CHECK: name 1: 'mp'
+// CHECK: coord of 6: 1 0 1
+// CHECK: coord of 9: 0
+// CHECK: group size along mp: 4
+// CHECK: group of 6 along mp: 4: 7 6 5 4
+// CHECK: group of 6 along mp, dp: 8: 7 3 6 2 5 1 4 0
+// CHECK: default mesh: #dist.mesh<shape = [3]> default 1 names 0
+static void testMesh(MlirContext ctx) {
+  printf("testMesh\n");
+  int64_t shape[] = {2, 4};
+  int64_t ids[] = {7, 6, 5, 4, 3, 2, 1, 0};
+  MlirStringRef names[] = {mlirStringRefCreateFromCString("dp"),
+                           mlirStringRefCreateFromCString("mp")};
+  MlirAttribute mesh = mlirDistMeshAttrGet(ctx, 2, shape, 8, ids, 2, names);
+  printAttr("mesh", mesh);
+  printf("isa mesh %d isa tensor %d\n", mlirAttributeIsADistMesh(mesh),
+         mlirAttributeIsADistTensor(mesh));
+  printf("rank %d sizes %" PRId64 " %" PRId64 " processes %" PRId64
+         " id@1 %" PRId64 " default %d\n",
+         (int)mlirDistMeshAttrGetRank(mesh),
+         mlirDistMeshAttrGetAxisSize(mesh, 0),
+         mlirDistMeshAttrGetAxisSize(mesh, 1),
+         mlirDistMeshAttrGetNumProcesses(mesh),
+         mlirDistMeshAttrGetProcessId(mesh, 1),
+         mlirDistMeshAttrHasDefaultProcessIds(mesh));
+  printf("names %d: ", (int)mlirDistMeshAttrGetNumNames(mesh));
+  MlirStringRef first = mlirDistMeshAttrGetName(mesh, 0);
+  printf("'%.*s'\n", (int)first.length, first.data);
+  printString("name 1", mlirDistMeshAttrGetName(mesh, 1));
+
+  int64_t coord[2] = {-1, -1};
+  bool found = mlirDistMeshAttrGetProcessCoord(mesh, 6, coord);
+  printf("coord of 6: %d %" PRId64 " %" PRId64 "\n", found, coord[0], coord[1]);
+  printf("coord of 9: %d\n", mlirDistMeshAttrGetProcessCoord(mesh, 9, coord));
+
+  int64_t mp[] = {1};
+  printf("group size along mp: %" PRId64 "\n",
+         mlirDistMeshAttrGetGroupSize(mesh, 1, mp));
+  int64_t group[8];
+  int64_t n = mlirDistMeshAttrGetProcessGroup(mesh, 6, 1, mp, group);
+  printf("group of 6 along mp: %" PRId64 ":", n);
+  for (int64_t i = 0; i < n; ++i)
+    printf(" %" PRId64, group[i]);
+  printf("\n");
+  int64_t both[] = {1, 0};
+  n = mlirDistMeshAttrGetProcessGroup(mesh, 6, 2, both, group);
+  printf("group of 6 along mp, dp: %" PRId64 ":", n);
+  for (int64_t i = 0; i < n; ++i)
+    printf(" %" PRId64, group[i]);
+  printf("\n");
+
+  int64_t line[] = {3};
+  MlirAttribute plain = mlirDistMeshAttrGet(ctx, 1, line, 0, NULL, 0, NULL);
+  printf("default mesh: ");
+  mlirAttributePrint(plain, printToStdout, NULL);
+  printf(" default %d names %d\n", mlirDistMeshAttrHasDefaultProcessIds(plain),
+         (int)mlirDistMeshAttrGetNumNames(plain));
+}
+
+// CHECK-LABEL: testMeshErrors
+// CHECK: diagnostic: mlirDistMeshAttrGet: mesh axis 1 has size 0; sizes must be positive
+// CHECK: zero axis: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGet: mesh has more than 1048576 processes
+// CHECK: huge: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGet: process id 1 appears more than once
+// CHECK: repeated id: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGet: mesh of rank 1 has 2 axis names
+// CHECK: names: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGet: bad shape array (count 2, null pointer)
+// CHECK: null shape: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGet: mesh must have at least one axis
+// CHECK: no axes: <null>
+// CHECK: diagnostic: mlirDistMeshAttrGetRank: expected a #dist.mesh, got 5 : i64
+// CHECK: rank of an integer: -1
+// CHECK: diagnostic: mlirDistMeshAttrGetAxisSize: mesh axis 2 is out of range [0, 1)
+// CHECK: diagnostic: mlirDistMeshAttrGetProcessId: mesh position -1 is out of range [0, 2)
+// CHECK: diagnostic: mlirDistMeshAttrGetName: named axis 0 is out of range [0, 0)
+// CHECK: out of range: -1 -1 ''
+// CHECK: diagnostic: mlirDistMeshAttrGetGroupSize: mesh axis 0 is repeated
+// CHECK: diagnostic: mlirDistMeshAttrGetProcessGroup: mesh axis 3 is out of range [0, 1)
+// CHECK: bad axes: -1 -1
+// CHECK: outside the mesh: -1
+// CHECK: null mesh: -1 0 -1
+static void testMeshErrors(MlirContext ctx) {
+  printf("testMeshErrors\n");
+  int64_t zero[] = {2, 0};
+  printAttr("zero axis", mlirDistMeshAttrGet(ctx, 2, zero, 0, NULL, 0, NULL));
+  int64_t huge[] = {1 << 20, 4};
+  printAttr("huge", mlirDistMeshAttrGet(ctx, 2, huge, 0, NULL, 0, NULL));
+  int64_t two[] = {2};
+  int64_t repeated[] = {1, 1};
+  printAttr("repeated id",
+            mlirDistMeshAttrGet(ctx, 1, two, 2, repeated, 0, NULL));
+  MlirStringRef names[] = {mlirStringRefCreateFromCString("a"),
+                           mlirStringRefCreateFromCString("b")};
+  printAttr("names", mlirDistMeshAttrGet(ctx, 1, two, 0, NULL, 2, names));
+  printAttr("null shape", mlirDistMeshAttrGet(ctx, 2, NULL, 0, NULL, 0, NULL));
+  printAttr("no axes", mlirDistMeshAttrGet(ctx, 0, NULL, 0, NULL, 0, NULL));
+
+  MlirAttribute integer = mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 5);
+  printf("rank of an integer: %d\n", (int)mlirDistMeshAttrGetRank(integer));
+  MlirAttribute mesh = mlirDistMeshAttrGet(ctx, 1, two, 0, NULL, 0, NULL);
+  int64_t size = mlirDistMeshAttrGetAxisSize(mesh, 2);
+  int64_t id = mlirDistMeshAttrGetProcessId(mesh, -1);
+  MlirStringRef name = mlirDistMeshAttrGetName(mesh, 0);
+  printf("out of range: %" PRId64 " %" PRId64 " '%.*s'\n", size, id,
+         (int)name.length, name.data);
+  int64_t twice[] = {0, 0};
+  int64_t three[] = {3};
+  int64_t group[4];
+  int64_t a = mlirDistMeshAttrGetGroupSize(mesh, 2, twice);
+  int64_t b = mlirDistMeshAttrGetProcessGroup(mesh, 0, 1, three, group);
+  printf("bad axes: %" PRId64 " %" PRId64 "\n", a, b);
+  int64_t axis0[] = {0};
+  printf("outside the mesh: %" PRId64 "\n",
+         mlirDistMeshAttrGetProcessGroup(mesh, 5, 1, axis0, group));
+  MlirAttribute null = {NULL};
+  int64_t coord[1];
+  printf("null mesh: %d %d %" PRId64 "\n", (int)mlirDistMeshAttrGetRank(null),
+         mlirDistMeshAttrGetProcessCoord(null, 0, coord),
+         mlirDistMeshAttrGetNumProcesses(null));
+}
+
+// CHECK-LABEL: testTensorDist
+// CHECK: dist: #dist.tensor<#dist.mesh<shape = [2, 4]>, [0, -1], partial = [1 : sum]>
+// CHECK: isa 1 rank 2 dims 0 -1 partial 1: axis 1 kind 0
+// CHECK: mesh of dist: #dist.mesh<shape = [2, 4]>
+// CHECK: type: tensor<8x16xf32, #dist.tensor<#dist.mesh<shape = [2, 4]>, [0, -1], partial = [1 : sum]>>
+// CHECK: dist of type: #dist.tensor<#dist.mesh<shape = [2, 4]>, [0, -1], partial = [1 : sum]>
+// CHECK: dist of a plain type: <null>
+// CHECK: replicated: #dist.tensor<#dist.mesh<shape = [2, 4]>, [-1, -1], partial = [0 : max, 1 : avg]>
+static void testTensorDist(MlirContext ctx) {
+  printf("testTensorDist\n");
+  int64_t shape[] = {2, 4};
+  MlirAttribute mesh = mlirDistMeshAttrGet(ctx, 2, shape, 0, NULL, 0, NULL);
+  int64_t dims[] = {0, -1};
+  int64_t axes[] = {1};
+  MlirDistReductionKind kinds[] = {MlirDistReductionSum};
+  MlirAttribute dist = mlirDistTensorAttrGet(mesh, 2, dims, 1, axes, kinds);
+  printAttr("dist", dist);
+  printf("isa %d rank %d dims %" PRId64 " %" PRId64 " partial %d: axis %" PRId64
+         " kind %d\n",
+         mlirAttributeIsADistTensor(dist), (int)mlirDistTensorAttrGetRank(dist),
+         mlirDistTensorAttrGetDimMapping(dist, 0),
+         mlirDistTensorAttrGetDimMapping(dist, 1),
+         (int)mlirDistTensorAttrGetNumPartialAxes(dist),
+         mlirDistTensorAttrGetPartialAxis(dist, 0),
+         (int)mlirDistTensorAttrGetPartialKind(dist, 0));
+  printAttr("mesh of dist", mlirDistTensorAttrGetMesh(dist));
+  int64_t tshape[] = {8, 16};
+  MlirType type = mlirRankedTensorTypeGet(2, tshape, mlirF32TypeGet(ctx), dist);
+  printType("type", type);
+  printAttr("dist of type", mlirDistTensorAttrOfType(type));
+  MlirType plain = mlirRankedTensorTypeGet(2, tshape, mlirF32TypeGet(ctx),
+                                           mlirAttributeGetNull());
+  printAttr("dist of a plain type", mlirDistTensorAttrOfType(plain));
+  int64_t none[] = {-1, -1};
+  int64_t two[] = {0, 1};
+  MlirDistReductionKind mixed[] = {MlirDistReductionMax, MlirDistReductionAvg};
+  printAttr("replicated", mlirDistTensorAttrGet(mesh, 2, none, 2, two, mixed));
+}
+
+// CHECK-LABEL: testTensorDistErrors
+// CHECK: diagnostic: mlirDistTensorAttrGet: mesh axis 0 splits more than one tensor dim
+// CHECK: axis twice: <null>
+// CHECK: diagnostic: mlirDistTensorAttrGet: unknown reduction kind 9
+// CHECK: bad kind: <null>
+// CHECK: diagnostic: mlirDistTensorAttrGet: expected a #dist.mesh, got unit
+// CHECK: not a mesh: <null>
+// CHECK: diagnostic: mlirDistTensorAttrGetDimMapping: tensor dim 5 is out of range [0, 1)
+// CHECK: diagnostic: mlirDistTensorAttrGetPartialAxis: partial index 0 is out of range [0, 0)
+// CHECK: diagnostic: mlirDistTensorAttrGetPartialKind: partial index 0 is out of range [0, 0)
+// CHECK: out of range: -2 -1 0
+// CHECK: diagnostic: mlirDistTensorAttrGetMesh: expected a #dist.tensor
+// CHECK: diagnostic: mlirDistTensorAttrGetRank: expected a #dist.tensor
+// CHECK: diagnostic: mlirDistTensorAttrGetNumPartialAxes: expected a #dist.tensor
+// CHECK: not a dist: <null> -1 -1
+static void testTensorDistErrors(MlirContext ctx) {
+  printf("testTensorDistErrors\n");
+  int64_t shape[] = {2};
+  MlirAttribute mesh = mlirDistMeshAttrGet(ctx, 1, shape, 0, NULL, 0, NULL);
+  int64_t twice[] = {0, 0};
+  printAttr("axis twice", mlirDistTensorAttrGet(mesh, 2, twice, 0, NULL, NULL));
+  int64_t dims[] = {-1};
+  int64_t axes[] = {0};
+  MlirDistReductionKind bad[] = {(MlirDistReductionKind)9};
+  printAttr("bad kind", mlirDistTensorAttrGet(mesh, 1, dims, 1, axes, bad));
+  printAttr("not a mesh", mlirDistTensorAttrGet(mlirUnitAttrGet(ctx), 1, dims,
+                                                0, NULL, NULL));
+  MlirAttribute dist = mlirDistTensorAttrGet(mesh, 1, dims, 0, NULL, NULL);
+  int64_t d = mlirDistTensorAttrGetDimMapping(dist, 5);
+  int64_t p = mlirDistTensorAttrGetPartialAxis(dist, 0);
+  int k = (int)mlirDistTensorAttrGetPartialKind(dist, 0);
+  printf("out of range: %" PRId64 " %" PRId64 " %d\n", d, p, k);
+  MlirAttribute m = mlirDistTensorAttrGetMesh(mesh);
+  intptr_t r = mlirDistTensorAttrGetRank(mesh);
+  intptr_t n = mlirDistTensorAttrGetNumPartialAxes(mesh);
+  printf("not a dist: %s %d %d\n", mlirAttributeIsNull(m) ? "<null>" : "?",
+         (int)r, (int)n);
+}
+
+// CHECK-LABEL: testFuture
+// CHECK: future: !dist.future<tensor<4xf32>>
+// CHECK: isa 1 value: tensor<4xf32>
+// CHECK: diagnostic: mlirDistFutureTypeGet: a future holds a ranked tensor, got 'f32'
+// CHECK: of f32: <null>
+// CHECK: diagnostic: mlirDistFutureTypeGetValueType: expected a !dist.future, got 'f32'
+// CHECK: value of f32: <null>
+static void testFuture(MlirContext ctx) {
+  printf("testFuture\n");
+  int64_t shape[] = {4};
+  MlirType tensor = mlirRankedTensorTypeGet(1, shape, mlirF32TypeGet(ctx),
+                                            mlirAttributeGetNull());
+  MlirType future = mlirDistFutureTypeGet(tensor);
+  printType("future", future);
+  printf("isa %d ", mlirTypeIsADistFuture(future));
+  printType("value", mlirDistFutureTypeGetValueType(future));
+  printType("of f32", mlirDistFutureTypeGet(mlirF32TypeGet(ctx)));
+  printType("value of f32",
+            mlirDistFutureTypeGetValueType(mlirF32TypeGet(ctx)));
+}
+
+#define MESH "#dist.mesh<shape = [2], names = [\"mp\"]>"
+#define X "tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>"
+#define XP "tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>"
+#define W "tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>"
+#define D "tensor<4x16xf32, #dist.tensor<#mesh, [-1, 0]>>"
+static const char *kStep =
+    "#mesh = " MESH "\n"
+    "func.func @step(%x: " X ", %w: " W ", %d: " D ") -> (" X ", " W ") {\n"
+    "  %dx, %dw = dist.matmul_grad %x, %w, %d : " X ", " W ", " D " -> " XP
+    ", " W "\n"
+    "  %r = dist.allreduce %dx on #mesh axes = [0] reduce = sum : " XP " -> " X
+    "\n"
+    "  return %r, %dw : " X ", " W "\n"
+    "}\n";
+
+static MlirModule parseStep(MlirContext ctx) {
+  MlirModule module =
+      mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(kStep));
+  if (mlirModuleIsNull(module))
+    printf("the step does not parse\n");
+  return module;
+}
+
+// CHECK-LABEL: testPasses
+// The pipeline by name, from a string:
+// CHECK: pipeline parsed: 1
+// CHECK: ran: 1
+// CHECK: dist.matmul %{{.*}} transpose_y
+// CHECK-NEXT: dist.allreduce {{.*}} stream = mp
+// CHECK-NEXT: dist.matmul {{.*}} transpose_x
+// CHECK: dist.wait
+// A generated create function, added to a pass manager:
+// CHECK: ran overlap: 1 split: 1
+// A bad pipeline string reports through the callback:
+// CHECK: pipeline error: {{.*}}no-such-pass
+// CHECK: pipeline parsed: 0
+static void collectToBuffer(MlirStringRef text, void *userData) {
+  char *buffer = (char *)userData;
+  size_t used = strlen(buffer);
+  size_t room = 8191 - used;
+  size_t n = text.length < room ? text.length : room;
+  memcpy(buffer + used, text.data, n);
+  buffer[used + n] = 0;
+}
+
+static void testPasses(MlirContext ctx) {
+  printf("testPasses\n");
+  mlirDistRegisterAllPasses();
+  MlirModule module = parseStep(ctx);
+  if (mlirModuleIsNull(module))
+    return;
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  MlirLogicalResult parsed = mlirParsePassPipeline(
+      mlirPassManagerGetAsOpPassManager(pm),
+      mlirStringRefCreateFromCString("builtin.module(dist-auto-parallel)"),
+      printToStdout, NULL);
+  printf("pipeline parsed: %d\n", mlirLogicalResultIsSuccess(parsed));
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  printf("ran: %d\n", mlirLogicalResultIsSuccess(ran));
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+
+  module = parseStep(ctx);
+  pm = mlirPassManagerCreate(ctx);
+  MlirOpPassManager nested = mlirPassManagerGetNestedUnder(
+      pm, mlirStringRefCreateFromCString("func.func"));
+  mlirOpPassManagerAddOwnedPass(nested, mlirCreateDistDistMatmulGradOverlap());
+  ran = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  static char text[8192];
+  text[0] = 0;
+  mlirOperationPrint(mlirModuleGetOperation(module), collectToBuffer, text);
+  printf("ran overlap: %d split: %d\n", mlirLogicalResultIsSuccess(ran),
+         strstr(text, "matmul_grad") == NULL);
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+
+  pm = mlirPassManagerCreate(ctx);
+  printf("pipeline error: ");
+  parsed = mlirParsePassPipeline(
+      mlirPassManagerGetAsOpPassManager(pm),
+      mlirStringRefCreateFromCString("builtin.module(no-such-pass)"),
+      printToStdout, NULL);
+  printf("\npipeline parsed: %d\n", mlirLogicalResultIsSuccess(parsed));
+  mlirPassManagerDestroy(pm);
+}
+
+// CHECK-LABEL: testConversionPasses
+// CHECK: lowered: 1
+// CHECK: mpi.allreduce
+// CHECK-NOT: dist.
+// CHECK: done
+static void testConversionPasses(MlirContext ctx) {
+  printf("testConversionPasses\n");
+  MlirModule module = parseStep(ctx);
+  if (mlirModuleIsNull(module))
+    return;
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  mlirOpPassManagerAddOwnedPass(opm,
+                                mlirCreateDistConversionConvertDistToLinalg());
+  mlirOpPassManagerAddOwnedPass(opm,
+                                mlirCreateDistConversionConvertDistToMPI());
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  printf("lowered: %d\n", mlirLogicalResultIsSuccess(ran));
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\ndone\n");
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+}
+
+int main(void) {
+  /* Unbuffered, so that a crash still shows how far the test came. */
+  setvbuf(stdout, NULL, _IONBF, 0);
+  MlirContext ctx = createContext();
+  testDialect(ctx);
+  testReductionKinds();
+  testMesh(ctx);
+  testMeshErrors(ctx);
+  testTensorDist(ctx);
+  testTensorDistErrors(ctx);
+  testFuture(ctx);
+  testPasses(ctx);
+  testConversionPasses(ctx);
+  mlirContextDestroy(ctx);
+  return 0;
+}
