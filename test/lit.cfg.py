@@ -50,5 +50,7 @@ tools = [
     ToolSubst("count", unresolved="fatal"),
     ToolSubst("dist-run", unresolved="fatal"),
     ToolSubst("dist-capi-test", unresolved="fatal"),
+    ToolSubst("dist-lsp-server", unresolved="fatal"),
+    ToolSubst("dist-reduce", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
