@@ -21,6 +21,8 @@ config.substitutions.append(("%dist_src_root", config.dist_src_root))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.substitutions.append(("%dist_obj_root", config.dist_obj_root))
+config.substitutions.append(("%c_compiler", config.c_compiler))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
