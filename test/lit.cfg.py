@@ -25,6 +25,9 @@ config.substitutions.append(("%c_compiler", config.c_compiler))
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# `import dist` from the build tree (test/Integration/cases.py, test/python).
+config.environment["PYTHONPATH"] = os.path.join(config.dist_obj_root,
+                                                "python_packages")
 llvm_config.use_default_substitutions()
 
 # Integration/ runs programs on MPI: it needs MPICH and the runtime library,

@@ -28,9 +28,25 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Dist, dist);
 MLIR_CAPI_EXPORTED void
 mlirDistRegisterAllDialects(MlirDialectRegistry registry);
 
-/** Registers every dist pass, every dist conversion and the
- *  `dist-auto-parallel` and `dist-to-llvm` pipelines, for pipeline strings. */
+/** Registers every pass dist-opt knows, for pipeline strings: the dist
+ *  passes and conversions, the `dist-auto-parallel` and `dist-to-llvm`
+ *  pipelines, and upstream's passes (canonicalize, cse, ...). */
 MLIR_CAPI_EXPORTED void mlirDistRegisterAllPasses(void);
+
+/** Parses `source` as a module (top-level ops go into an implicit
+ *  builtin.module, as in dist-opt), naming the buffer `sourceName` in
+ *  locations and diagnostics: mlirModuleCreateParse with a file name. Null
+ *  on a parse or verification error, reported through the context. */
+MLIR_CAPI_EXPORTED MlirModule mlirDistModuleCreateParse(
+    MlirContext ctx, MlirStringRef source, MlirStringRef sourceName);
+
+/** Runs the textual pass pipeline `pipeline` on `module` as dist-opt
+ *  would: on the module, nesting passes that run on functions implicitly
+ *  ("dist-auto-parallel,dist-dropout-seed" needs no "func.func(...)").
+ *  Failure when the pipeline does not parse (reported as an error
+ *  diagnostic through the context) or a pass fails. */
+MLIR_CAPI_EXPORTED MlirLogicalResult
+mlirDistRunPassPipeline(MlirModule module, MlirStringRef pipeline);
 
 /*===----------------------------------------------------------------------===*/
 /* Reduction kinds                                                           */
@@ -53,6 +69,28 @@ mlirDistReductionKindGetName(MlirDistReductionKind kind);
  *  `name` is not one. */
 MLIR_CAPI_EXPORTED bool
 mlirDistReductionKindFromName(MlirStringRef name, MlirDistReductionKind *kind);
+
+/*===----------------------------------------------------------------------===*/
+/* Stream kinds                                                              */
+/*===----------------------------------------------------------------------===*/
+
+/** The stream a collective is issued on (its `stream` attribute). */
+typedef enum MlirDistStreamKind {
+  MlirDistStreamCompute = 0,
+  MlirDistStreamModelParallel = 1,
+  MlirDistStreamDataParallel = 2,
+  MlirDistStreamSharding = 3
+} MlirDistStreamKind;
+
+/** The IR spelling of `kind` ("compute", "mp", "dp", "sharding"); empty for
+ *  an unknown kind. */
+MLIR_CAPI_EXPORTED MlirStringRef
+mlirDistStreamKindGetName(MlirDistStreamKind kind);
+
+/** Parses an IR spelling into `*kind`; false (and `*kind` untouched) when
+ *  `name` is not one. */
+MLIR_CAPI_EXPORTED bool mlirDistStreamKindFromName(MlirStringRef name,
+                                                   MlirDistStreamKind *kind);
 
 /*===----------------------------------------------------------------------===*/
 /* #dist.mesh                                                                */

@@ -20,6 +20,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
@@ -35,10 +39,87 @@ void mlirDistRegisterAllDialects(MlirDialectRegistry registry) {
 }
 
 void mlirDistRegisterAllPasses(void) {
+  registerAllPasses();
   registerDistPasses();
   registerDistPipelines();
   registerDistConversionPasses();
   registerDistConversionPipelines();
+}
+
+MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
+                                     MlirStringRef sourceName) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      unwrap(source), ParserConfig(unwrap(ctx)), unwrap(sourceName));
+  return MlirModule{module.release().getOperation()};
+}
+
+/// The op a registered pass `name` runs on, if it is restricted to one.
+static std::optional<std::string> passAnchor(StringRef element) {
+  StringRef name = element.take_until([](char c) { return c == '{'; }).trim();
+  const PassInfo *info = PassInfo::lookup(name);
+  if (!info)
+    return std::nullopt;
+  OpPassManager scratch(OpPassManager::getAnyOpAnchorName(),
+                        OpPassManager::Nesting::Explicit);
+  if (failed(info->addToPipeline(scratch, "",
+                                 [](const Twine &) { return failure(); })) ||
+      scratch.size() != 1)
+    return std::nullopt;
+  if (std::optional<StringRef> op = scratch.begin()->getOpName())
+    return op->str();
+  return std::nullopt;
+}
+
+/// `pipeline` with each top-level pass that runs on another op than the
+/// module nested under that op, as dist-opt's command line does implicitly.
+static std::string nestTopLevelPasses(StringRef pipeline) {
+  std::string out;
+  int depth = 0;
+  size_t start = 0;
+  auto flush = [&](size_t end) {
+    StringRef element = pipeline.slice(start, end).trim();
+    if (element.empty())
+      return;
+    if (!out.empty())
+      out += ",";
+    std::optional<std::string> anchor;
+    if (!element.contains('(') || element.find('{') < element.find('('))
+      anchor = passAnchor(element);
+    if (anchor && *anchor != ModuleOp::getOperationName())
+      out += *anchor + "(" + element.str() + ")";
+    else
+      out += element.str();
+  };
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    char c = pipeline[i];
+    depth += (c == '(' || c == '{') - (c == ')' || c == '}');
+    if (c == ',' && depth == 0) {
+      flush(i);
+      start = i + 1;
+    }
+  }
+  flush(pipeline.size());
+  return out;
+}
+
+MlirLogicalResult mlirDistRunPassPipeline(MlirModule module,
+                                          MlirStringRef pipeline) {
+  ModuleOp op = unwrap(module);
+  MLIRContext *ctx = op.getContext();
+  StringRef text = unwrap(pipeline).trim();
+  // An anchored pipeline is taken as written.
+  std::string body = text.str();
+  StringRef anchor = "builtin.module(";
+  if (text.starts_with(anchor) && text.ends_with(")"))
+    body = text.drop_front(anchor.size()).drop_back().str();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(nestTopLevelPasses(body), pm, os))) {
+    emitError(UnknownLoc::get(ctx)) << error;
+    return mlirLogicalResultFailure();
+  }
+  return wrap(pm.run(op));
 }
 
 //===----------------------------------------------------------------------===//
@@ -143,6 +224,32 @@ static_assert(MlirDistReductionSum == int(ReductionKind::Sum) &&
                   MlirDistReductionProd == int(ReductionKind::Prod) &&
                   MlirDistReductionAvg == int(ReductionKind::Avg),
               "MlirDistReductionKind differs from dist::ReductionKind");
+
+//===----------------------------------------------------------------------===//
+// Stream kinds
+//===----------------------------------------------------------------------===//
+
+MlirStringRef mlirDistStreamKindGetName(MlirDistStreamKind kind) {
+  std::optional<StreamKind> k = symbolizeStreamKind(kind);
+  if (!k)
+    return mlirStringRefCreate(nullptr, 0);
+  return wrap(stringifyStreamKind(*k));
+}
+
+bool mlirDistStreamKindFromName(MlirStringRef name, MlirDistStreamKind *kind) {
+  std::optional<StreamKind> k = symbolizeStreamKind(unwrap(name));
+  if (!k || !kind)
+    return false;
+  *kind = static_cast<MlirDistStreamKind>(*k);
+  return true;
+}
+
+static_assert(MlirDistStreamCompute == int(StreamKind::Compute) &&
+                  MlirDistStreamModelParallel ==
+                      int(StreamKind::ModelParallel) &&
+                  MlirDistStreamDataParallel == int(StreamKind::DataParallel) &&
+                  MlirDistStreamSharding == int(StreamKind::Sharding),
+              "MlirDistStreamKind differs from dist::StreamKind");
 
 //===----------------------------------------------------------------------===//
 // #dist.mesh

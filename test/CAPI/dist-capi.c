@@ -71,6 +71,9 @@ static MlirContext createContext(void) {
 // CHECK: namespace: 'dist'
 // CHECK: parsed: #mesh = #dist.mesh<shape = [2]>
 // CHECK: func.func @f(%{{.*}}: tensor<4xf32, #dist.tensor<#mesh, [0]>>)
+// CHECK: location: loc("step.mlir":1:1)
+// CHECK: diagnostic: expected operation name in quotes
+// CHECK: bad parse is null: 1
 static void testDialect(MlirContext ctx) {
   printf("testDialect\n");
   MlirDialect dialect =
@@ -86,6 +89,20 @@ static void testDialect(MlirContext ctx) {
   mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
   printf("\n");
   mlirModuleDestroy(module);
+
+  /* Named buffers: locations and diagnostics say the file. */
+  module = mlirDistModuleCreateParse(
+      ctx, mlirStringRefCreateFromCString("func.func @g() {\n  return\n}\n"),
+      mlirStringRefCreateFromCString("step.mlir"));
+  MlirOperation g = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+  printf("location: ");
+  mlirLocationPrint(mlirOperationGetLocation(g), printToStdout, NULL);
+  printf("\n");
+  mlirModuleDestroy(module);
+  module = mlirDistModuleCreateParse(
+      ctx, mlirStringRefCreateFromCString("func.func @h() {\n  %x = \n}\n"),
+      mlirStringRefCreateFromCString("bad.mlir"));
+  printf("bad parse is null: %d\n", mlirModuleIsNull(module));
 }
 
 // CHECK-LABEL: testReductionKinds
@@ -93,6 +110,10 @@ static void testDialect(MlirContext ctx) {
 // CHECK: unknown kind: ''
 // CHECK: from "avg": 1 4
 // CHECK: from "mean": 0
+// CHECK: compute mp dp sharding
+// CHECK: unknown stream: ''
+// CHECK: stream "dp": 1 2
+// CHECK: stream "tp": 0
 static void testReductionKinds(void) {
   printf("testReductionKinds\n");
   for (int k = MlirDistReductionSum; k <= MlirDistReductionAvg; ++k) {
@@ -109,6 +130,20 @@ static void testReductionKinds(void) {
   ok = mlirDistReductionKindFromName(mlirStringRefCreateFromCString("mean"),
                                      &kind);
   printf("from \"mean\": %d\n", ok);
+  for (int k = MlirDistStreamCompute; k <= MlirDistStreamSharding; ++k) {
+    MlirStringRef name = mlirDistStreamKindGetName((MlirDistStreamKind)k);
+    printf("%.*s ", (int)name.length, name.data);
+  }
+  printf("\n");
+  printString("unknown stream",
+              mlirDistStreamKindGetName((MlirDistStreamKind)-1));
+  MlirDistStreamKind stream = MlirDistStreamCompute;
+  ok =
+      mlirDistStreamKindFromName(mlirStringRefCreateFromCString("dp"), &stream);
+  printf("stream \"dp\": %d %d\n", ok, (int)stream);
+  ok =
+      mlirDistStreamKindFromName(mlirStringRefCreateFromCString("tp"), &stream);
+  printf("stream \"tp\": %d\n", ok);
 }
 
 // CHECK-LABEL: testMesh

@@ -1,0 +1,84 @@
+"""Running a dist program on MPI processes and reading its results back."""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class RunError(RuntimeError):
+    """dist-run failed: `.returncode`, `.stderr`."""
+
+    def __init__(self, message, returncode, stderr):
+        super().__init__(f"{message}\n{stderr}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def _find_dist_run():
+    candidates = [
+        os.environ.get("DIST_RUN"),
+        # The build tree: build/python_packages/dist -> build/bin.
+        os.path.join(_HERE, "..", "..", "bin", "dist-run"),
+        # An install prefix: P/lib/python3.X/site-packages/dist -> P/bin.
+        os.path.join(_HERE, "..", "..", "..", "..", "bin", "dist-run"),
+        shutil.which("dist-run"),
+    ]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise RunError("dist-run not found: build dist, or set DIST_RUN", 1, "")
+
+
+_MEMREF = re.compile(r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
+                     r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =\s*")
+_NUMBER = re.compile(r"-?(?:inf|nan|\d+(?:\.\d*)?(?:e[+-]?\d+)?)")
+
+
+def _parse_prints(text):
+    """The arrays printMemrefF32 printed, in order, with their shapes."""
+    arrays = []
+    matches = list(_MEMREF.finditer(text))
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        shape = [int(s) for s in m.group(2).split(",") if s.strip()]
+        values = [float(v) for v in _NUMBER.findall(text[m.end():end])]
+        arrays.append(np.array(values, dtype=np.float32).reshape(shape))
+    return arrays
+
+
+def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300):
+    """Lowers `module` (a dist.Module or IR text) with dist-run, runs it on
+    `procs` MPICH processes and returns, for each rank, the list of arrays
+    its program printed (FunctionBuilder.print), as numpy arrays.
+
+    `pass_flags` are dist-opt flags applied before lowering, e.g.
+    "--dist-auto-parallel". Raises RunError when lowering or running fails.
+    """
+    text = module if isinstance(module, str) else str(module)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "program.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        cmd = [_find_dist_run(), "-n", str(procs), "--entry", entry, path]
+        if pass_flags:
+            cmd.append(f"--pass-flags={pass_flags}")
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True,
+                                 timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise RunError(f"dist-run timed out after {timeout} s", -1,
+                           e.stderr or "") from None
+    if out.returncode != 0:
+        raise RunError(f"dist-run exited {out.returncode}", out.returncode,
+                       out.stderr)
+    sections = re.split(r"^== rank (\d+) ==$", out.stdout, flags=re.M)
+    results = [None] * procs
+    for rank, body in zip(sections[1::2], sections[2::2]):
+        results[int(rank)] = _parse_prints(body)
+    return results
