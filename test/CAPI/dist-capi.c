@@ -409,6 +409,11 @@ static MlirModule parseStep(MlirContext ctx) {
 // A bad pipeline string reports through the callback:
 // CHECK: pipeline error: {{.*}}no-such-pass
 // CHECK: pipeline parsed: 0
+// CHECK: run pipeline: 1 split: 1
+// CHECK: diagnostic: unknown overlap report format 'xml'; expected table or json
+// CHECK: failing pass: 0
+// CHECK: diagnostic: MLIR Textual PassPipeline Parser:1:1: error: 'bogus-pass' does not refer to a registered pass or pass pipeline
+// CHECK: bad pipeline: 0
 static void collectToBuffer(MlirStringRef text, void *userData) {
   char *buffer = (char *)userData;
   size_t used = strlen(buffer);
@@ -460,6 +465,23 @@ static void testPasses(MlirContext ctx) {
       printToStdout, NULL);
   printf("\npipeline parsed: %d\n", mlirLogicalResultIsSuccess(parsed));
   mlirPassManagerDestroy(pm);
+
+  /* As dist-opt: function passes nest implicitly. */
+  module = parseStep(ctx);
+  MlirLogicalResult r = mlirDistRunPassPipeline(
+      module,
+      mlirStringRefCreateFromCString("dist-matmul-grad-overlap,canonicalize"));
+  text[0] = 0;
+  mlirOperationPrint(mlirModuleGetOperation(module), collectToBuffer, text);
+  printf("run pipeline: %d split: %d\n", mlirLogicalResultIsSuccess(r),
+         strstr(text, "matmul_grad") == NULL);
+  r = mlirDistRunPassPipeline(module, mlirStringRefCreateFromCString(
+                                          "dist-overlap-report{format=xml}"));
+  printf("failing pass: %d\n", mlirLogicalResultIsSuccess(r));
+  r = mlirDistRunPassPipeline(module,
+                              mlirStringRefCreateFromCString("bogus-pass"));
+  printf("bad pipeline: %d\n", mlirLogicalResultIsSuccess(r));
+  mlirModuleDestroy(module);
 }
 
 // CHECK-LABEL: testConversionPasses
