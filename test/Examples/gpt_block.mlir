@@ -63,7 +63,7 @@
 // remarks explain the matmul_grad that was not split.
 // RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel="use-avg-allreduce=true remarks=true" 2>&1 | FileCheck %s --check-prefix=OPTS
 // OPTS: remark: not split: x_grad is not reduced by a dist.allreduce
-// OPTS: dist.c_embedding_grad {{.*}} partial = [0 : avg]
+// OPTS: dist.c_embedding_grad {{.*}} partial = [0 : sum]
 // OPTS-NEXT: dist.allreduce {{.*}} axes = [0] reduce = avg
 
 // Specialised for rank 6 (coordinate (1, 2)): start_index = 2 * 256 = 512.

@@ -273,13 +273,14 @@ func.func @batched_y(%x: tensor<4x16x64xf32>, %y: tensor<4x64x32xf32>,
 // CHECK-LABEL: func @inner_dim_split
 // CHECK-NEXT: dist.matmul_grad
 func.func @inner_dim_split(%x: tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1]>>,
-    %y: tensor<64x32xf32>, %dout: tensor<4x16x32xf32, #dist.tensor<#mesh, [-1, 0, -1]>>)
+    %y: tensor<64x8xf32, #dist.tensor<#mesh, [-1, 1]>>, %dout: tensor<4x16x8xf32, #dist.tensor<#mesh, [-1, 0, 1]>>)
     -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1]>> {
   // expected-remark @+1 {{not split: a leading dim of x or out_grad other than the outermost is split over the mesh, so they cannot be folded}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
-      : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1]>>, tensor<64x32xf32>,
-        tensor<4x16x32xf32, #dist.tensor<#mesh, [-1, 0, -1]>>
-      -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1], partial = [1 : sum]>>, tensor<64x32xf32>
+      : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1]>>, tensor<64x8xf32, #dist.tensor<#mesh, [-1, 1]>>,
+        tensor<4x16x8xf32, #dist.tensor<#mesh, [-1, 0, 1]>>
+      -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1], partial = [1 : sum]>>,
+         tensor<64x8xf32, #dist.tensor<#mesh, [-1, 1], partial = [0 : sum]>>
   %r = dist.allreduce %dx on #mesh axes = [1] reduce = sum
       : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1], partial = [1 : sum]>>
       -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, 0, -1]>>

@@ -48,7 +48,9 @@ func.func @forward(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>,
 // CHECK-NEXT: %[[A:.*]] = dist.scale %[[S]] by 5.000000e-01 : tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>>
 // CHECK-NEXT: return %[[A]]
 // AVG-LABEL: func.func @backward_dp
-// AVG:      %[[DW:.*]] = dist.c_embedding_grad {{.*}} -> tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : avg]>>
+// The shard's gradient is a partial sum (its rule); an avg allreduce takes
+// the mean of its terms.
+// AVG:      %[[DW:.*]] = dist.c_embedding_grad {{.*}} -> tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
 // AVG-NEXT: %[[A:.*]] = dist.allreduce %[[DW]] on #mesh axes = [0] reduce = avg
 // AVG-NEXT: return %[[A]]
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
@@ -86,19 +88,47 @@ func.func @backward_dp1(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>,
 
 // -----
 
-// Unsplit batch: no dp sync either; unannotated results stay unannotated.
+// Unsplit batch: no dp sync either. Unannotated ids and out_grad are
+// replicated.
 // CHECK-LABEL: func.func @backward_unannotated
 // CHECK:      dist.c_identity %{{.*}} on #mesh axes = [0] : tensor<4x64xf32> -> tensor<4x64xf32>
-// CHECK-NEXT: %[[DW:.*]] = dist.c_embedding_grad {{.*}} -> tensor<250x64xf32>
+// CHECK-NEXT: %[[DW:.*]] = dist.c_embedding_grad {{.*}} -> tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>>
 // CHECK-NEXT: return %[[DW]]
 #mesh = #dist.mesh<shape = [4, 2]>
 func.func @backward_unannotated(%ids: tensor<4xi32>,
     %w: tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>>, %g: tensor<4x64xf32>)
-    -> tensor<250x64xf32> {
+    -> tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>> {
   %dw = dist.embedding_grad %ids, %w, %g
       : tensor<4xi32>, tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<4x64xf32>
-      -> tensor<250x64xf32>
-  return %dw : tensor<250x64xf32>
+      -> tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>>
+  return %dw : tensor<250x64xf32, #dist.tensor<#mesh, [0, -1]>>
+}
+
+// -----
+
+// The ids split over the sequence (dim 1) as well as the batch: the shard's
+// gradient is partial over both; the sequence axis is summed, the batch
+// (data-parallel) axis averaged.
+// CHECK-LABEL: func.func @sequence_split
+// CHECK:      %[[DW:.*]] = dist.c_embedding_grad {{.*}} -> tensor<100x8xf32, #dist.tensor<#mesh, [2, -1], partial = [0 : sum, 1 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.allreduce %[[DW]] on #mesh axes = [1] reduce = sum {{.*}} -> tensor<100x8xf32, #dist.tensor<#mesh, [2, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[D:.*]] = dist.allreduce %[[S]] on #mesh axes = [0] reduce = sum {{.*}} -> tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>>
+// CHECK-NEXT: %[[A:.*]] = dist.scale %[[D]] by 5.000000e-01
+// CHECK-NEXT: return %[[A]]
+// AVG-LABEL: func.func @sequence_split
+// AVG:      dist.allreduce %{{.*}} on #mesh axes = [1] reduce = sum
+// AVG-NEXT: %[[M:.*]] = dist.allreduce %{{.*}} on #mesh axes = [0] reduce = avg
+// AVG-NEXT: return %[[M]]
+#mesh = #dist.mesh<shape = [2, 2, 2]>
+func.func @sequence_split(%ids: tensor<2x4xi64, #dist.tensor<#mesh, [0, 1]>>,
+    %w: tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>>,
+    %g: tensor<2x4x8xf32, #dist.tensor<#mesh, [0, 1, -1]>>)
+    -> tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>> {
+  %dw = dist.embedding_grad %ids, %w, %g
+      : tensor<2x4xi64, #dist.tensor<#mesh, [0, 1]>>, tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>>,
+        tensor<2x4x8xf32, #dist.tensor<#mesh, [0, 1, -1]>>
+      -> tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>>
+  return %dw : tensor<100x8xf32, #dist.tensor<#mesh, [2, -1]>>
 }
 
 // -----

@@ -148,8 +148,10 @@ func.func @dropout_scale_amp(%x: tensor<4x8xf32>, %g0: tensor<64xf16>,
   %d1 = dist.dropout %x prob = 0.1 {recompute_of = "attn", fix_seed = 5 : i32} : tensor<4x8xf32> -> tensor<4x8xf32>
   // CHECK: dist.scale %{{.*}} by 2.500000e-01 : tensor<4x8xf32>
   %3 = dist.scale %x by 0.25 : tensor<4x8xf32>
-  // CHECK: %{{.*}}:2, %{{.*}} = dist.check_finite_and_unscale %{{.*}}, %{{.*}} scale %{{.*}} : (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xf32>) -> (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xi1>)
-  %4:3 = dist.check_finite_and_unscale %g0, %g1 scale %s : (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#mesh, [0, 1]>>, tensor<1xf32>) -> (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#mesh, [0, 1]>>, tensor<1xi1>)
+  // A split gradient makes found_inf a partial max: each process saw its
+  // shard only.
+  // CHECK: %{{.*}}:2, %{{.*}} = dist.check_finite_and_unscale %{{.*}}, %{{.*}} scale %{{.*}} : (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xf32>) -> (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#[[MESH]], [0, 1]>>, tensor<1xi1, #dist.tensor<#[[MESH]], [-1], partial = [0 : max, 1 : max]>>)
+  %4:3 = dist.check_finite_and_unscale %g0, %g1 scale %s : (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#mesh, [0, 1]>>, tensor<1xf32>) -> (tensor<64xf16>, tensor<8x8xf64, #dist.tensor<#mesh, [0, 1]>>, tensor<1xi1, #dist.tensor<#mesh, [-1], partial = [0 : max, 1 : max]>>)
   // No gradients is allowed: found_inf is then false.
   // CHECK: dist.check_finite_and_unscale scale %{{.*}} : (tensor<1xf32>) -> tensor<1xi1>
   %5 = dist.check_finite_and_unscale scale %s : (tensor<1xf32>) -> tensor<1xi1>

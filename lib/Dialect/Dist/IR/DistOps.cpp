@@ -1,6 +1,7 @@
 //===- DistOps.cpp - dist operations --------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -167,7 +168,11 @@ LogicalResult AllReduceOp::verify() {
     if (!pending)
       return emitOpError("operand must be partial on mesh axis ")
              << axis << " that it reduces over, but its encoding is " << inDist;
-    if (*pending != getKind())
+    // The mean of the partial terms of a sum: data parallelism's average
+    // of its replicas' gradients (Paddle's c_allreduce_avg).
+    bool meanOfSum =
+        *pending == ReductionKind::Sum && getKind() == ReductionKind::Avg;
+    if (*pending != getKind() && !meanOfSum)
       return emitOpError("operand is partial (")
              << stringifyReductionKind(*pending) << ") on mesh axis " << axis
              << " but the allreduce reduces with "
@@ -296,13 +301,19 @@ static LogicalResult verifyWeightGrad(Operation *op, Type weightType,
 }
 
 LogicalResult EmbeddingOp::verify() {
-  return verifyEmbeddingRows(*this, getIds().getType(), getWeight().getType(),
-                             getResult().getType(), "result");
+  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
+                                 getWeight().getType(), getResult().getType(),
+                                 "result")))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 LogicalResult CEmbeddingOp::verify() {
-  return verifyEmbeddingRows(*this, getIds().getType(), getWeight().getType(),
-                             getResult().getType(), "result");
+  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
+                                 getWeight().getType(), getResult().getType(),
+                                 "result")))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 LogicalResult EmbeddingGradOp::verify() {
@@ -310,8 +321,10 @@ LogicalResult EmbeddingGradOp::verify() {
                                  getWeight().getType(), getOutGrad().getType(),
                                  "out_grad")))
     return failure();
-  return verifyWeightGrad(*this, getWeight().getType(),
-                          getWeightGrad().getType());
+  if (failed(verifyWeightGrad(*this, getWeight().getType(),
+                              getWeightGrad().getType())))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 LogicalResult CEmbeddingGradOp::verify() {
@@ -319,8 +332,10 @@ LogicalResult CEmbeddingGradOp::verify() {
                                  getWeight().getType(), getOutGrad().getType(),
                                  "out_grad")))
     return failure();
-  return verifyWeightGrad(*this, getWeight().getType(),
-                          getWeightGrad().getType());
+  if (failed(verifyWeightGrad(*this, getWeight().getType(),
+                              getWeightGrad().getType())))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -387,7 +402,9 @@ LogicalResult MatmulOp::verify() {
     return emitOpError("result shape ")
            << shapeString(getResult().getType().getShape())
            << " differs from the inferred " << shapeString(*shape);
-  return verifySameElementType(*this, {getX(), getY(), getResult()});
+  if (failed(verifySameElementType(*this, {getX(), getY(), getResult()})))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 LogicalResult MatmulGradOp::verify() {
@@ -406,8 +423,10 @@ LogicalResult MatmulGradOp::verify() {
   if (failed(verifyCompatibleShape(getYGrad().getType().getShape(),
                                    getY().getType().getShape())))
     return emitOpError("y_grad shape must equal the shape of y");
-  return verifySameElementType(
-      *this, {getX(), getY(), getOutGrad(), getXGrad(), getYGrad()});
+  if (failed(verifySameElementType(
+          *this, {getX(), getY(), getOutGrad(), getXGrad(), getYGrad()})))
+    return failure();
+  return rules::verifyDistributionRule(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -429,8 +448,10 @@ LogicalResult DropoutOp::verify() {
       return emitOpError("seed must be a one-element rank-1 tensor, got ")
              << seedType;
   }
-  return success();
+  return rules::verifyDistributionRule(*this);
 }
+
+LogicalResult ScaleOp::verify() { return rules::verifyDistributionRule(*this); }
 
 //===----------------------------------------------------------------------===//
 // CheckFiniteAndUnscaleOp
@@ -456,7 +477,7 @@ LogicalResult CheckFiniteAndUnscaleOp::verify() {
   if (failed(verifyOneElement(*this, getScale().getType(), "scale")) ||
       failed(verifyOneElement(*this, getFoundInf().getType(), "found_inf")))
     return failure();
-  return success();
+  return rules::verifyDistributionRule(*this);
 }
 
 #define GET_OP_CLASSES

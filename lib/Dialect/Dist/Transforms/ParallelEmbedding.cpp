@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
@@ -98,27 +99,28 @@ static Value buildStartIndex(OpBuilder &b, Location loc,
   return arith::MulIOp::create(b, loc, coord, rows);
 }
 
-/// `type` with `axes` partial with `kind`; unannotated types stay so.
-static RankedTensorType
-withPartial(RankedTensorType type, ArrayRef<int64_t> axes, ReductionKind kind) {
-  TensorDistAttr dist = getTensorDist(type);
-  if (!dist)
-    return type;
-  return withTensorDist(type, dist.addPartial(axes, kind));
-}
-
 static void lowerForward(OpBuilder &b, EmbeddingOp op, const RowSplit &split) {
   Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
   b.setInsertionPoint(op);
   Value start = buildStartIndex(b, loc, split);
+  // An unannotated result is replicated; the shard's lookup still has to
+  // say that it is partial, so it gets an encoding on the table's mesh.
   RankedTensorType resultType = op.getResult().getType();
+  TensorDistAttr resultDist = getTensorDist(resultType);
+  if (!resultDist)
+    resultDist = TensorDistAttr::get(
+        split.mesh, SmallVector<int64_t>(resultType.getRank(), -1));
   auto partial = CEmbeddingOp::create(
-      b, loc, withPartial(resultType, split.axis, ReductionKind::Sum),
+      b, loc,
+      withTensorDist(resultType,
+                     resultDist.addPartial(split.axis, ReductionKind::Sum)),
       op.getIds(), op.getWeight(), start);
-  auto reduced =
-      AllReduceOp::create(b, loc, resultType, partial.getResult(), split.mesh,
-                          split.axis, ReductionKind::Sum, nullptr);
-  op.getResult().replaceAllUsesWith(reduced.getResult());
+  Value reduced = AllReduceOp::create(
+      b, loc, withTensorDist(resultType, resultDist), partial.getResult(),
+      split.mesh, split.axis, ReductionKind::Sum, nullptr);
+  if (reduced.getType() != resultType)
+    reduced = tensor::CastOp::create(b, loc, resultType, reduced);
+  op.getResult().replaceAllUsesWith(reduced);
   op.erase();
 }
 
@@ -131,22 +133,54 @@ static void lowerBackward(OpBuilder &b, EmbeddingGradOp op,
   auto identity = CIdentityOp::create(b, loc, outGrad.getType(), outGrad,
                                       split.mesh, split.axis, nullptr);
 
+  // The shard's gradient is what c_embedding_grad's rule says: partial over
+  // every axis that splits an ids dim (each process saw other ids).
   RankedTensorType gradType = op.getWeightGrad().getType();
-  TensorDistAttr gradDist = getTensorDist(gradType);
-  int64_t dp = split.batchAxis;
-  // Each data-parallel replica saw other ids: the gradient is partial over
-  // the batch axis, unless the program keeps it partial on purpose.
-  bool syncDp = dp >= 0 && split.mesh.getAxisSize(dp) > 1 &&
-                !(gradDist && gradDist.getPartialKind(dp));
-  ReductionKind kind = useAvg ? ReductionKind::Avg : ReductionKind::Sum;
-  RankedTensorType localType =
-      syncDp ? withPartial(gradType, dp, kind) : gradType;
-  Value grad =
-      CEmbeddingGradOp::create(b, loc, localType, op.getIds(), op.getWeight(),
+  auto local =
+      CEmbeddingGradOp::create(b, loc, gradType, op.getIds(), op.getWeight(),
                                identity.getResult(), start);
+  std::string unused;
+  llvm::raw_string_ostream os(unused);
+  // analyzeTable accepted the lookup, and the logical op verified.
+  TensorDistAttr localDist = (*local.inferResultDistributions(os))[0];
+  SmallVector<int64_t> trivial;
+  for (int64_t axis : localDist.getPartialAxes())
+    if (split.mesh.getAxisSize(axis) == 1)
+      trivial.push_back(axis);
+  localDist = localDist.dropPartial(trivial);
+  local.getWeightGrad().setType(withTensorDist(gradType, localDist));
+
+  // Reduce what the logical gradient does not leave partial. The batch
+  // axis is data parallelism: Paddle averages its replicas' gradients
+  // (one avg allreduce, or a sum and a scale); the other axes split one
+  // sample's ids, whose contributions add up.
+  TensorDistAttr declared = getTensorDist(gradType);
+  SmallVector<int64_t> sumAxes;
+  int64_t dp = split.batchAxis;
+  bool syncDp = false;
+  for (auto [axis, kind] : localDist.getPartials()) {
+    // A partial value over an axis of one process is complete already.
+    if ((declared && declared.getPartialKind(axis)) ||
+        split.mesh.getAxisSize(axis) == 1)
+      continue;
+    if (axis == dp)
+      syncDp = true;
+    else
+      sumAxes.push_back(axis);
+  }
+  Value grad = local.getWeightGrad();
+  TensorDistAttr current = localDist;
+  if (!sumAxes.empty()) {
+    current = current.dropPartial(sumAxes);
+    grad =
+        AllReduceOp::create(b, loc, withTensorDist(gradType, current), grad,
+                            split.mesh, sumAxes, ReductionKind::Sum, nullptr);
+  }
   if (syncDp) {
-    grad = AllReduceOp::create(b, loc, gradType, grad, split.mesh, dp, kind,
-                               nullptr);
+    current = current.dropPartial(dp);
+    ReductionKind kind = useAvg ? ReductionKind::Avg : ReductionKind::Sum;
+    grad = AllReduceOp::create(b, loc, withTensorDist(gradType, current), grad,
+                               split.mesh, dp, kind, nullptr);
     if (!useAvg)
       grad = ScaleOp::create(
           b, loc, grad,

@@ -39,4 +39,33 @@ def Dist_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
+  let cppNamespace = "::mlir::dist";
+  let description = [{
+    The op's distribution rule (Paddle's SPMD rules): given the `#dist.tensor`
+    encodings of its operands (an operand without one is replicated), what
+    its results hold on each process: which mesh axis splits each result
+    dim, and on which axes each result is a partial value awaiting which
+    reduction. When no distribution is correct (a contracted dim split two
+    ways, one mesh axis splitting two dims, a nonlinear op of a partial
+    value, a product of two partial values, partial kinds mixed), the rule
+    says why.
+
+    dist's compute ops implement it and check their declared result
+    encodings in their verifiers; upstream ops that dist programs use on
+    encoded tensors get it as an external model
+    (`registerDistributionRuleModels`), and `--dist-verify-distributions`
+    checks them. `include/dist/Dialect/Dist/IR/DistRules.h` has the shared
+    rule engines (contractions, elementwise ops, reshapes).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The distribution of each result (null for a result that is not a
+        ranked tensor), or failure with the reason written to `whyNot`.
+      }],
+      "::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::TensorDistAttr>>",
+      "inferResultDistributions", (ins "::llvm::raw_ostream &":$whyNot)>,
+  ];
+}
+
 #endif // DIST_DIALECT_DIST_IR_DISTINTERFACES_TD

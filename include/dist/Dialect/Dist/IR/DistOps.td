@@ -37,7 +37,11 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
 
     When the operand carries a `#dist.tensor` encoding it must be partial with
     the same reduction kind on every axis in `axes`; the result has the same
-    distribution with those axes no longer partial. `stream` optionally names
+    distribution with those axes no longer partial. One mix is allowed: an
+    `avg` allreduce of a value partial with `sum` gives the mean of its
+    partial terms (the sum divided by the group size), which is how data
+    parallelism averages its replicas' gradients (Paddle's
+    `c_allreduce_avg`). `stream` optionally names
     the stream the collective is issued on (absent means the compute stream).
 
     Example: the row-parallel matmul result reduced over the model-parallel
@@ -188,7 +192,8 @@ def Dist_SeedOp : Dist_Op<"seed"> {
 // Sharded compute
 //===----------------------------------------------------------------------===//
 
-def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure]> {
+def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Embedding lookup into one shard of a row-split table";
   let description = [{
     Looks up `ids` in the local rows `[start_index, start_index + rows)` of a
@@ -215,7 +220,8 @@ def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure]> {
+def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Gradient of a sharded embedding lookup";
   let description = [{
     Accumulates the rows of `out_grad` into a zero tensor shaped like the
@@ -246,7 +252,8 @@ def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure]> {
 // Logical ops that the passes rewrite
 //===----------------------------------------------------------------------===//
 
-def Dist_MatmulOp : Dist_Op<"matmul", [Pure]> {
+def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Batched matrix product with optional transposes";
   let description = [{
     Paddle's `matmul_v2`: `result = op(x) * op(y)` over the last two
@@ -273,7 +280,8 @@ def Dist_MatmulOp : Dist_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure]> {
+def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Gradients of dist.matmul with respect to both operands";
   let description = [{
     Paddle's `matmul_v2_grad`: given the forward operands and `out_grad`
@@ -305,7 +313,8 @@ def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure]> {
+def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Embedding lookup (logical, before vocab-parallel lowering)";
   let description = [{
     `result[i..., :] = weight[ids[i...], :]`. When the weight's rows are
@@ -329,7 +338,8 @@ def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure]> {
+def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Gradient of dist.embedding with respect to the table";
   let description = [{
     Scatter-adds the rows of `out_grad` into a zero tensor shaped like
@@ -357,7 +367,8 @@ def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure]> {
 // Dropout draws random numbers (from its seed operand, or from a run-time
 // seed), so it carries no Pure trait: CSE must not merge two dropouts.
 def Dist_DropoutOp : Dist_Op<"dropout",
-    [AllTypesMatch<["input", "result"]>]> {
+    [AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Randomly zero elements with probability `prob`";
   let description = [{
     Paddle's `dropout` (upscale-in-train): each element is zeroed with
@@ -402,7 +413,8 @@ def Dist_DropoutOp : Dist_Op<"dropout",
   let hasVerifier = 1;
 }
 
-def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "Multiply every element by a constant";
   let description = [{
     Paddle's `scale` (with zero bias): used for example to average a gradient
@@ -418,9 +430,11 @@ def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType]> {
   );
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
-def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure]> {
+def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure,
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
   let summary = "AMP: unscale gradients and detect infinities or NaNs";
   let description = [{
     Divides every gradient by the loss `scale` and sets `found_inf` when any

@@ -133,7 +133,8 @@ def DistParallelEmbedding
               "Parameter init broadcasts added to the startup function">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def DistSpecializeRank : Pass<"dist-specialize-rank", "::mlir::ModuleOp"> {

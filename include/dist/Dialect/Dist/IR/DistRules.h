@@ -1,0 +1,111 @@
+//===- DistRules.h - distribution rules of ops ------------------*- C++ -*-===//
+//
+// What an op computes on each process, in terms of distributions: the rule
+// engines the dist ops' DistributionRuleInterface implementations and the
+// external models of upstream ops share, and the check that compares an
+// op's declared result encodings with its rule. docs/design.md has the
+// table of rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_DIALECT_DIST_IR_DISTRULES_H
+#define DIST_DIALECT_DIST_IR_DISTRULES_H
+
+#include "dist/Dialect/Dist/IR/DistAttrs.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir {
+namespace dist {
+namespace rules {
+
+/// A distribution while a rule builds it: per dim the mesh axis or -1, and
+/// the partial axes with their kinds. Unlike TensorDistAttr it may be
+/// invalid; `toAttr` checks it.
+struct Dist {
+  MeshAttr mesh;
+  SmallVector<int64_t> dims;
+  SmallVector<std::pair<int64_t, ReductionKind>> partial;
+
+  /// The encoding of `type`; replicated on `mesh` when it has none.
+  static Dist of(Type type, MeshAttr mesh);
+  std::optional<ReductionKind> partialKind(int64_t axis) const;
+  /// The attribute, or failure (and why) when a mesh axis splits two dims
+  /// or both splits a dim and is partial.
+  FailureOr<TensorDistAttr> toAttr(raw_ostream &whyNot) const;
+};
+
+/// The one mesh of the encoded types in `types`; null when none is encoded;
+/// failure (and why) when two meshes differ.
+FailureOr<MeshAttr> commonMesh(TypeRange types, raw_ostream &whyNot);
+
+/// "axis 1 (mp)": a mesh axis as a diagnostic names it.
+std::string axisName(MeshAttr mesh, int64_t axis);
+
+/// An operand of a contraction: its type and, per dim, the loop it indexes.
+struct ContractionOperand {
+  Type type;
+  SmallVector<unsigned> loops;
+};
+
+/// The result of a contraction (a matmul or one of its gradients) over
+/// `numLoops` loops: each loop takes the mesh axis its operand dims are
+/// split over (they must agree), the result's dims are `resultLoops`, and a
+/// split loop that is summed over makes the result partial (sum) on its
+/// axis. A partial operand passes its partial sums/averages through (the
+/// contraction is linear in each operand); two operands partial on one axis
+/// would be a product of sums.
+FailureOr<TensorDistAttr>
+inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
+                 ArrayRef<unsigned> resultLoops, raw_ostream &whyNot);
+
+/// How an elementwise op treats partial operands.
+enum class Linearity {
+  /// x + y, x - y: every operand must be partial alike (a sum of partial
+  /// sums); a replicated addend would be counted once per process.
+  Additive,
+  /// x * y: linear in each operand, so one operand may be partial per axis.
+  Multiplicative,
+  /// x / y: linear in the first operand only.
+  Dividend,
+  /// -x, dropout(x), x * c: linear in its one operand.
+  Linear,
+  /// Widening casts (extf, extsi, extui): exact, any reduction commutes.
+  ExactCast,
+  /// Rounding casts: only max and min commute with them.
+  MonotoneCast,
+  /// Anything else (max, exp, comparisons, select): no partial operand.
+  Nonlinear,
+};
+
+/// The result of an elementwise op: operands distributed alike (an
+/// unannotated operand is replicated), partial axes as `linearity` allows.
+FailureOr<TensorDistAttr> inferElementwise(MeshAttr mesh, TypeRange operands,
+                                           Linearity linearity,
+                                           raw_ostream &whyNot);
+
+/// Checks the declared result encodings of `op`, which implements
+/// DistributionRuleInterface, against its rule, with a located diagnostic
+/// that names both and the collective that would fix a missing reduction.
+/// Ops with no encoded operand or result are not checked (unannotated
+/// code). A declared max/min partial axis the rule does not require is
+/// accepted where the value is not split: reducing equal values with max or
+/// min changes nothing.
+LogicalResult verifyDistributionRule(Operation *op);
+
+} // namespace rules
+
+/// Attaches the distribution rules of the upstream ops dist programs use on
+/// encoded tensors (arith elementwise ops and casts,
+/// tensor.collapse_shape/expand_shape) as external models.
+void registerDistributionRuleModels(DialectRegistry &registry);
+
+/// The dist dialect and its external models: what a tool that reads dist
+/// programs registers.
+void registerDistDialect(DialectRegistry &registry);
+
+} // namespace dist
+} // namespace mlir
+
+#endif // DIST_DIALECT_DIST_IR_DISTRULES_H

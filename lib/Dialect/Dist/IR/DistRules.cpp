@@ -1,0 +1,661 @@
+//===- DistRules.cpp - distribution rules of ops --------------------------===//
+
+#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+using namespace mlir::dist::rules;
+
+//===----------------------------------------------------------------------===//
+// Dist
+//===----------------------------------------------------------------------===//
+
+Dist Dist::of(Type type, MeshAttr mesh) {
+  Dist d;
+  d.mesh = mesh;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (TensorDistAttr attr = getTensorDist(type)) {
+    d.dims.assign(attr.getDimsMapping().begin(), attr.getDimsMapping().end());
+    d.partial = attr.getPartials();
+  } else if (tensor) {
+    d.dims.assign(tensor.getRank(), -1);
+  }
+  return d;
+}
+
+std::optional<ReductionKind> Dist::partialKind(int64_t axis) const {
+  for (auto [a, kind] : partial)
+    if (a == axis)
+      return kind;
+  return std::nullopt;
+}
+
+std::string rules::axisName(MeshAttr mesh, int64_t axis) {
+  std::string s = "axis " + std::to_string(axis);
+  if (mesh && axis >= 0 && axis < static_cast<int64_t>(mesh.getNames().size()))
+    s += " (" + mesh.getNames()[axis].getValue().str() + ")";
+  return s;
+}
+
+FailureOr<TensorDistAttr> Dist::toAttr(raw_ostream &whyNot) const {
+  // Nothing is distributed: no encoding.
+  if (!mesh)
+    return TensorDistAttr();
+  for (auto [i, a] : llvm::enumerate(dims)) {
+    if (a < 0)
+      continue;
+    for (size_t j = i + 1; j < dims.size(); ++j)
+      if (dims[j] == a) {
+        whyNot << "mesh " << axisName(mesh, a) << " would split both dim " << i
+               << " and dim " << j << " of the result";
+        return failure();
+      }
+    if (partialKind(a)) {
+      whyNot << "mesh " << axisName(mesh, a) << " would both split dim " << i
+             << " of the result and leave it partial";
+      return failure();
+    }
+  }
+  SmallVector<std::pair<int64_t, ReductionKind>> sorted(partial);
+  llvm::sort(sorted, llvm::less_first());
+  return TensorDistAttr::get(mesh, dims, sorted);
+}
+
+FailureOr<MeshAttr> rules::commonMesh(TypeRange types, raw_ostream &whyNot) {
+  MeshAttr mesh;
+  for (Type t : types)
+    if (TensorDistAttr d = getTensorDist(t)) {
+      if (mesh && mesh != d.getMesh()) {
+        whyNot << "its tensors are distributed on different meshes, " << mesh
+               << " and " << d.getMesh();
+        return failure();
+      }
+      mesh = d.getMesh();
+    }
+  return mesh;
+}
+
+/// Whether a partial value of this kind may pass through a linear map
+/// (x -> sum_i a_i x_i): sums and averages may; max, min and products not.
+static bool isLinearKind(ReductionKind kind) {
+  return kind == ReductionKind::Sum || kind == ReductionKind::Avg;
+}
+
+//===----------------------------------------------------------------------===//
+// Engines
+//===----------------------------------------------------------------------===//
+
+FailureOr<TensorDistAttr>
+rules::inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
+                        ArrayRef<unsigned> resultLoops, raw_ostream &whyNot) {
+  unsigned numLoops = 0;
+  for (const ContractionOperand &o : operands)
+    for (unsigned l : o.loops)
+      numLoops = std::max(numLoops, l + 1);
+  for (unsigned l : resultLoops)
+    numLoops = std::max(numLoops, l + 1);
+
+  // Each loop's mesh axis, from the operand dims that index it.
+  SmallVector<int64_t> loopAxis(numLoops, -1);
+  SmallVector<int, 4> loopOwner(numLoops, -1);
+  Dist result;
+  result.mesh = mesh;
+  for (auto [i, o] : llvm::enumerate(operands)) {
+    Dist d = Dist::of(o.type, mesh);
+    for (auto [dim, loop] : llvm::enumerate(o.loops)) {
+      int64_t axis = d.dims[dim];
+      int owner = loopOwner[loop];
+      if (owner < 0) {
+        loopOwner[loop] = i;
+        loopAxis[loop] = axis;
+        continue;
+      }
+      if (loopAxis[loop] != axis) {
+        whyNot << "the dim that operands #" << owner << " and #" << i
+               << " share is ";
+        auto describe = [&](int64_t a) {
+          if (a < 0)
+            whyNot << "replicated";
+          else
+            whyNot << "split over mesh " << axisName(mesh, a);
+        };
+        describe(loopAxis[loop]);
+        whyNot << " in operand #" << owner << " but ";
+        describe(axis);
+        whyNot << " in operand #" << i;
+        return failure();
+      }
+    }
+    for (auto [axis, kind] : d.partial) {
+      if (!isLinearKind(kind)) {
+        whyNot << "operand #" << i << " is partial ("
+               << stringifyReductionKind(kind) << ") over mesh "
+               << axisName(mesh, axis)
+               << ", which does not pass through a contraction";
+        return failure();
+      }
+      if (result.partialKind(axis)) {
+        whyNot << "two operands are partial over mesh " << axisName(mesh, axis)
+               << ": the product of two sums is not the sum of the local "
+                  "products";
+        return failure();
+      }
+      result.partial.emplace_back(axis, kind);
+    }
+  }
+
+  // Summed-over loops that are split leave a partial sum.
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    if (llvm::is_contained(resultLoops, loop) || loopAxis[loop] < 0)
+      continue;
+    if (result.partialKind(loopAxis[loop])) {
+      whyNot << "mesh " << axisName(mesh, loopAxis[loop])
+             << " splits a contracted dim and an operand is already partial "
+                "over it";
+      return failure();
+    }
+    result.partial.emplace_back(loopAxis[loop], ReductionKind::Sum);
+  }
+  for (unsigned loop : resultLoops)
+    result.dims.push_back(loopAxis[loop]);
+  return result.toAttr(whyNot);
+}
+
+FailureOr<TensorDistAttr> rules::inferElementwise(MeshAttr mesh,
+                                                  TypeRange operands,
+                                                  Linearity linearity,
+                                                  raw_ostream &whyNot) {
+  Dist result;
+  result.mesh = mesh;
+  bool first = true;
+  SmallVector<Dist> ds;
+  for (Type t : operands) {
+    if (!isa<RankedTensorType>(t))
+      continue;
+    ds.push_back(Dist::of(t, mesh));
+  }
+  for (auto [i, d] : llvm::enumerate(ds)) {
+    if (first) {
+      result.dims = d.dims;
+      first = false;
+    } else if (d.dims != result.dims) {
+      whyNot << "operands #0 and #" << i << " are distributed differently (";
+      llvm::interleaveComma(result.dims, whyNot);
+      whyNot << " and ";
+      llvm::interleaveComma(d.dims, whyNot);
+      whyNot << "): an elementwise op needs the same dims mapping";
+      return failure();
+    }
+  }
+  auto partialOf = [&](size_t i, int64_t axis) {
+    return ds[i].partialKind(axis);
+  };
+  llvm::SmallSet<int64_t, 4> axes;
+  for (const Dist &d : ds)
+    for (auto [axis, kind] : d.partial)
+      axes.insert(axis);
+  for (int64_t axis : axes) {
+    SmallVector<size_t> holders;
+    for (size_t i = 0; i < ds.size(); ++i)
+      if (partialOf(i, axis))
+        holders.push_back(i);
+    ReductionKind kind = *partialOf(holders.front(), axis);
+    for (size_t i : holders)
+      if (*partialOf(i, axis) != kind) {
+        whyNot << "operands are partial over mesh " << axisName(mesh, axis)
+               << " with different reductions";
+        return failure();
+      }
+    std::string name = axisName(mesh, axis);
+    switch (linearity) {
+    case Linearity::Additive:
+      if (holders.size() != ds.size() || !isLinearKind(kind)) {
+        whyNot << "only some operands are partial over mesh " << name
+               << " (or not as a sum): the others would be added once per "
+                  "process";
+        return failure();
+      }
+      break;
+    case Linearity::Multiplicative:
+    case Linearity::Dividend:
+      if (holders.size() > 1) {
+        whyNot << "two operands are partial over mesh " << name
+               << ": the product of two sums is not the sum of the local "
+                  "products";
+        return failure();
+      }
+      if (!isLinearKind(kind)) {
+        whyNot << "an operand is partial (" << stringifyReductionKind(kind)
+               << ") over mesh " << name
+               << ", which does not pass through a product";
+        return failure();
+      }
+      if (linearity == Linearity::Dividend && holders.front() != 0) {
+        whyNot << "the divisor is partial over mesh " << name
+               << ": a quotient is not linear in its divisor";
+        return failure();
+      }
+      break;
+    case Linearity::Linear:
+      if (!isLinearKind(kind)) {
+        whyNot << "the operand is partial (" << stringifyReductionKind(kind)
+               << ") over mesh " << name
+               << ", which does not pass through this op";
+        return failure();
+      }
+      break;
+    case Linearity::ExactCast:
+      break;
+    case Linearity::MonotoneCast:
+      if (kind != ReductionKind::Max && kind != ReductionKind::Min) {
+        whyNot << "the operand is partial (" << stringifyReductionKind(kind)
+               << ") over mesh " << name
+               << ": rounding does not commute with the pending reduction";
+        return failure();
+      }
+      break;
+    case Linearity::Nonlinear:
+      whyNot << "an operand is partial over mesh " << name
+             << " and the op is not linear: reduce it first (dist.allreduce)";
+      return failure();
+    }
+    result.partial.emplace_back(axis, kind);
+  }
+  return result.toAttr(whyNot);
+}
+
+//===----------------------------------------------------------------------===//
+// The check
+//===----------------------------------------------------------------------===//
+
+/// The partial axes of `d` that matter: a partial value over an axis of
+/// size 1 is already complete.
+static SmallVector<std::pair<int64_t, ReductionKind>>
+livePartials(TensorDistAttr d) {
+  SmallVector<std::pair<int64_t, ReductionKind>> out;
+  if (d)
+    for (auto [axis, kind] : d.getPartials())
+      if (d.getMesh().getAxisSize(axis) > 1)
+        out.emplace_back(axis, kind);
+  return out;
+}
+
+/// Whether `declared` (maybe no encoding) holds what `inferred` says: equal
+/// distributions, or extra max/min partial axes on which the value is not
+/// split (reducing equal values with max or min is the identity). Partial
+/// axes of size 1 do not count.
+static bool holds(TensorDistAttr declared, TensorDistAttr inferred) {
+  auto dimsOf = [](TensorDistAttr d, size_t rank) {
+    return d ? SmallVector<int64_t>(d.getDimsMapping())
+             : SmallVector<int64_t>(rank, -1);
+  };
+  size_t rank = declared ? declared.getDimsMapping().size()
+                         : inferred.getDimsMapping().size();
+  if (dimsOf(declared, rank) != dimsOf(inferred, rank))
+    return false;
+  if (declared && inferred && declared.getMesh() != inferred.getMesh() &&
+      (declared.isPartial() || llvm::any_of(declared.getDimsMapping(),
+                                            [](int64_t a) { return a >= 0; })))
+    return false;
+  auto kindIn = [](const SmallVector<std::pair<int64_t, ReductionKind>> &ps,
+                   int64_t axis) -> std::optional<ReductionKind> {
+    for (auto [a, k] : ps)
+      if (a == axis)
+        return k;
+    return std::nullopt;
+  };
+  auto declaredPartials = livePartials(declared);
+  auto inferredPartials = livePartials(inferred);
+  for (auto [axis, kind] : inferredPartials)
+    if (kindIn(declaredPartials, axis) != kind)
+      return false;
+  for (auto [axis, kind] : declaredPartials)
+    if (!kindIn(inferredPartials, axis) && kind != ReductionKind::Max &&
+        kind != ReductionKind::Min)
+      return false;
+  return true;
+}
+
+/// What would make `declared` hold `inferred`, if it is a reduction.
+static void suggestFix(InFlightDiagnostic &diag, TensorDistAttr declared,
+                       TensorDistAttr inferred) {
+  if (!inferred)
+    return;
+  SmallVector<int64_t> axes;
+  std::optional<ReductionKind> kind;
+  for (auto [axis, k] : livePartials(inferred))
+    if (!declared || !declared.getPartialKind(axis)) {
+      if (kind && *kind != k)
+        return;
+      kind = k;
+      axes.push_back(axis);
+    }
+  if (axes.empty()) {
+    diag << ": the dims mapping differs (declare it as computed, or "
+            "redistribute)";
+    return;
+  }
+  diag << ": partial over ";
+  llvm::interleave(
+      axes, diag, [&](int64_t a) { diag << axisName(inferred.getMesh(), a); },
+      ", ");
+  diag << ": insert dist.allreduce ... axes = [";
+  llvm::interleaveComma(axes, diag);
+  diag << "] reduce = " << stringifyReductionKind(*kind);
+}
+
+LogicalResult rules::verifyDistributionRule(Operation *op) {
+  auto rule = dyn_cast<DistributionRuleInterface>(op);
+  if (!rule)
+    return success();
+  auto encoded = [](Type t) { return static_cast<bool>(getTensorDist(t)); };
+  if (llvm::none_of(op->getOperandTypes(), encoded) &&
+      llvm::none_of(op->getResultTypes(), encoded))
+    return success();
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  FailureOr<SmallVector<TensorDistAttr>> inferred =
+      rule.inferResultDistributions(os);
+  if (failed(inferred))
+    return op->emitOpError("has no correct distribution: ") << why;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    TensorDistAttr declared = getTensorDist(result.getType());
+    TensorDistAttr computed = (*inferred)[i];
+    if (!isa<RankedTensorType>(result.getType()) || (!declared && !computed))
+      continue;
+    if (holds(declared, computed))
+      continue;
+    InFlightDiagnostic diag = op->emitOpError("result #")
+                              << i << " is declared ";
+    if (declared)
+      diag << declared;
+    else
+      diag << "without a distribution (replicated)";
+    diag << " but computes ";
+    if (computed)
+      diag << computed;
+    else
+      diag << "a replicated value";
+    suggestFix(diag, declared, computed);
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The dist ops' rules
+//===----------------------------------------------------------------------===//
+
+/// The mesh of `op`'s encoded operands and results.
+static FailureOr<MeshAttr> meshOf(Operation *op, raw_ostream &whyNot) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  return commonMesh(types, whyNot);
+}
+
+namespace {
+/// The loops of `op(x) * op(y)`: batch loops (the result's), m, n, k.
+struct MatmulLoops {
+  SmallVector<unsigned> x, y, out;
+};
+} // namespace
+
+static MatmulLoops matmulLoops(unsigned xRank, unsigned yRank, unsigned outRank,
+                               bool tx, bool ty) {
+  unsigned batch = outRank - 2;
+  unsigned m = batch, n = batch + 1, k = batch + 2;
+  MatmulLoops loops;
+  auto operand = [&](unsigned rank, bool transpose, unsigned row, unsigned col,
+                     SmallVector<unsigned> &out) {
+    for (unsigned j = 0; j + 2 < rank; ++j)
+      out.push_back(batch - (rank - 2) + j);
+    out.push_back(transpose ? col : row);
+    out.push_back(transpose ? row : col);
+  };
+  operand(xRank, tx, m, k, loops.x);
+  operand(yRank, ty, k, n, loops.y);
+  for (unsigned l = 0; l < batch + 2; ++l)
+    loops.out.push_back(l);
+  return loops;
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  MatmulLoops loops = matmulLoops(
+      getX().getType().getRank(), getY().getType().getRank(),
+      getResult().getType().getRank(), getTransposeX(), getTransposeY());
+  FailureOr<TensorDistAttr> r = inferContraction(
+      *mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
+      loops.out, whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  MatmulLoops loops = matmulLoops(
+      getX().getType().getRank(), getY().getType().getRank(),
+      getOutGrad().getType().getRank(), getTransposeX(), getTransposeY());
+  // dX contracts out_grad with y over what x lacks; dY contracts x with
+  // out_grad over what y lacks (k, and batch dims a 2-D y broadcast over).
+  std::string dxWhy, dyWhy;
+  llvm::raw_string_ostream dxOs(dxWhy), dyOs(dyWhy);
+  FailureOr<TensorDistAttr> dx = inferContraction(
+      *mesh, {{getOutGrad().getType(), loops.out}, {getY().getType(), loops.y}},
+      loops.x, dxOs);
+  if (failed(dx)) {
+    whyNot << "x_grad: " << dxWhy;
+    return failure();
+  }
+  FailureOr<TensorDistAttr> dy = inferContraction(
+      *mesh, {{getX().getType(), loops.x}, {getOutGrad().getType(), loops.out}},
+      loops.y, dyOs);
+  if (failed(dy)) {
+    whyNot << "y_grad: " << dyWhy;
+    return failure();
+  }
+  return SmallVector<TensorDistAttr>{*dx, *dy};
+}
+
+/// The rows an embedding looks up: the ids' dims, then the table's column
+/// axis. The ids are integers: a partial id means nothing.
+static FailureOr<Dist> lookupRows(MeshAttr mesh, Type ids, Type weight,
+                                  raw_ostream &whyNot) {
+  Dist i = Dist::of(ids, mesh), w = Dist::of(weight, mesh);
+  if (!i.partial.empty()) {
+    whyNot << "the ids are partial; an id must be a whole value";
+    return failure();
+  }
+  Dist rows = i;
+  rows.dims.push_back(w.dims[1]);
+  for (auto [axis, kind] : w.partial) {
+    if (!isLinearKind(kind)) {
+      whyNot << "the table is partial (" << stringifyReductionKind(kind)
+             << ") over mesh " << axisName(mesh, axis)
+             << ", which does not pass through a lookup";
+      return failure();
+    }
+    rows.partial.emplace_back(axis, kind);
+  }
+  return rows;
+}
+
+/// Checks that out_grad is distributed as the rows it is the gradient of.
+static LogicalResult checkOutGrad(MeshAttr mesh, const Dist &rows, Type outGrad,
+                                  raw_ostream &whyNot) {
+  Dist g = Dist::of(outGrad, mesh);
+  if (g.dims != rows.dims) {
+    whyNot << "out_grad's dims mapping [";
+    llvm::interleaveComma(g.dims, whyNot);
+    whyNot << "] differs from the looked-up rows' [";
+    llvm::interleaveComma(rows.dims, whyNot);
+    whyNot << "]";
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
+  // The logical lookup of the whole table: a row-split table adds no
+  // partial axis (--dist-parallel-embedding inserts that communication).
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<Dist> rows =
+      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
+  if (failed(rows))
+    return failure();
+  FailureOr<TensorDistAttr> r = rows->toAttr(whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
+  // One row shard: ids of other shards give zero rows, so the result is a
+  // partial sum over the axis that splits the rows.
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<Dist> rows =
+      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
+  if (failed(rows))
+    return failure();
+  int64_t rowAxis = Dist::of(getWeight().getType(), *mesh).dims[0];
+  if (rowAxis >= 0) {
+    if (llvm::is_contained(rows->dims, rowAxis)) {
+      whyNot << "mesh " << axisName(*mesh, rowAxis)
+             << " splits both the table's rows and the ids";
+      return failure();
+    }
+    rows->partial.emplace_back(rowAxis, ReductionKind::Sum);
+  }
+  FailureOr<TensorDistAttr> r = rows->toAttr(whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
+  // The logical gradient of the whole table, summed over every id: it is
+  // distributed as the table (the lowering adds the reduction).
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<Dist> rows =
+      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
+  if (failed(rows) ||
+      failed(checkOutGrad(*mesh, *rows, getOutGrad().getType(), whyNot)))
+    return failure();
+  Dist grad = Dist::of(getWeight().getType(), *mesh);
+  grad.partial = Dist::of(getOutGrad().getType(), *mesh).partial;
+  FailureOr<TensorDistAttr> r = grad.toAttr(whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
+  // Each process accumulates the rows of its own ids: the shard's gradient
+  // is a partial sum over every axis that splits an ids dim.
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<Dist> rows =
+      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
+  if (failed(rows) ||
+      failed(checkOutGrad(*mesh, *rows, getOutGrad().getType(), whyNot)))
+    return failure();
+  Dist grad = Dist::of(getWeight().getType(), *mesh);
+  Dist outGrad = Dist::of(getOutGrad().getType(), *mesh);
+  grad.partial = outGrad.partial;
+  for (int64_t axis : Dist::of(getIds().getType(), *mesh).dims)
+    if (axis >= 0 && !grad.partialKind(axis))
+      grad.partial.emplace_back(axis, ReductionKind::Sum);
+  FailureOr<TensorDistAttr> r = grad.toAttr(whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+/// A one-result elementwise rule over the op's tensor operands.
+static FailureOr<SmallVector<TensorDistAttr>> elementwise(Operation *op,
+                                                          TypeRange operands,
+                                                          Linearity linearity,
+                                                          raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = meshOf(op, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<TensorDistAttr> r =
+      inferElementwise(*mesh, operands, linearity, whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<TensorDistAttr>{*r};
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+DropoutOp::inferResultDistributions(raw_ostream &whyNot) {
+  // The mask depends on the global index only, so every process that holds
+  // a part of an element scales it alike: linear.
+  return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
+                     whyNot);
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+ScaleOp::inferResultDistributions(raw_ostream &whyNot) {
+  return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
+                     whyNot);
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
+  // Unscaling is linear; found_inf is what this process saw, so it is a
+  // partial max over every axis along which the gradients differ between
+  // processes (split or partial).
+  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  if (failed(mesh))
+    return failure();
+  SmallVector<TensorDistAttr> results;
+  Dist flag;
+  flag.mesh = *mesh;
+  flag.dims.push_back(-1);
+  for (Value grad : getGrads()) {
+    FailureOr<TensorDistAttr> r = inferElementwise(
+        *mesh, TypeRange(grad.getType()), Linearity::Linear, whyNot);
+    if (failed(r))
+      return failure();
+    results.push_back(*r);
+    Dist d = Dist::of(grad.getType(), *mesh);
+    SmallVector<int64_t> differing(d.dims);
+    for (auto [axis, kind] : d.partial)
+      differing.push_back(axis);
+    for (int64_t axis : differing)
+      if (axis >= 0 && !flag.partialKind(axis))
+        flag.partial.emplace_back(axis, ReductionKind::Max);
+  }
+  if (!*mesh) {
+    results.push_back(TensorDistAttr());
+    return results;
+  }
+  FailureOr<TensorDistAttr> f = flag.toAttr(whyNot);
+  if (failed(f))
+    return failure();
+  results.push_back(*f);
+  return results;
+}
