@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,8 +39,10 @@ struct ToyOverlapPass
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::dist::DistDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+  // The dialect with the distribution rules of the upstream ops it meets.
+  mlir::dist::registerDistDialect(registry);
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::tensor::TensorDialect>();
   mlir::dist::registerDistPasses();
   mlir::PassRegistration<ToyOverlapPass>();
   return mlir::asMainReturnCode(

@@ -11,6 +11,7 @@
 #include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
@@ -33,7 +34,7 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Dist, dist, mlir::dist::DistDialect)
 
 void mlirDistRegisterAllDialects(MlirDialectRegistry registry) {
   DialectRegistry &r = *unwrap(registry);
-  r.insert<DistDialect>();
+  registerDistDialect(r);
   registerAllDialects(r);
   registerAllExtensions(r);
 }

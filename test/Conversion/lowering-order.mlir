@@ -25,9 +25,13 @@ func.func @main() {
   %x = arith.constant dense<1.0> : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>
   %s = dist.seed 5 : tensor<1xi32>
   %d = dist.dropout %x seed(%s : tensor<1xi32>) prob = 5.000000e-01 : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>
-  %p = tensor.cast %d : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>> to tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+  // Re-annotated through an unannotated tensor (a trusted assertion), to
+  // have something partial to reduce.
+  %dp = tensor.cast %d : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>> to tensor<4x4xf32>
+  %p = tensor.cast %dp : tensor<4x4xf32> to tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
   %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1]>>
-  %q = tensor.cast %r : tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>>
+  %rp = tensor.cast %r : tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<4x4xf32>
+  %q = tensor.cast %rp : tensor<4x4xf32> to tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>>
   %f = dist.allreduce %q on #mesh axes = [1] reduce = sum stream = mp : tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>> -> !dist.future<tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1]>>>
   %w = dist.wait %f : !dist.future<tensor<4x4xf32, #dist.tensor<#mesh, [-1, -1]>>>
   return

@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-amp-check-finite -split-input-file | FileCheck %s
+// RUN: dist-opt %s --dist-amp-check-finite --dist-verify-distributions -split-input-file | FileCheck %s
 // Idempotent:
 // RUN: dist-opt %s --dist-amp-check-finite -split-input-file | dist-opt --dist-amp-check-finite -split-input-file | FileCheck %s
 

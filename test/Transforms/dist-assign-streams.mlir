@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-assign-streams | FileCheck %s
+// RUN: dist-opt %s --dist-assign-streams --dist-verify-distributions | FileCheck %s
 // Idempotent:
 // RUN: dist-opt %s --dist-assign-streams | dist-opt --dist-assign-streams | FileCheck %s
 // Axis roles from options instead of the default names:

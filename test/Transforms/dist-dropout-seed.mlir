@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-dropout-seed | FileCheck %s
+// RUN: dist-opt %s --dist-dropout-seed --dist-verify-distributions | FileCheck %s
 // Idempotent:
 // RUN: dist-opt %s --dist-dropout-seed | dist-opt --dist-dropout-seed | FileCheck %s
 

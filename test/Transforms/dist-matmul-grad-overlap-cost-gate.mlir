@@ -2,7 +2,7 @@
 // allreduce. dY here is 2*64*64*64 = 524288 flops; the ring allreduce moves
 // 2*(4-1)/4 * 64*64*4 = 24576 bytes per process among 4 processes.
 // Off by default:
-// RUN: dist-opt %s --dist-matmul-grad-overlap | FileCheck %s --check-prefix=SPLIT
+// RUN: dist-opt %s --dist-matmul-grad-overlap --dist-verify-distributions | FileCheck %s --check-prefix=SPLIT
 // At 100 TFLOP/s the matmul takes ~0.005 us; at 100 GB/s and 10 us latency
 // the allreduce takes 10 + 0.246 us:
 // RUN: dist-opt %s --dist-matmul-grad-overlap="min-overlap-ratio=0.5 remarks=true" -verify-diagnostics | FileCheck %s --check-prefix=KEEP

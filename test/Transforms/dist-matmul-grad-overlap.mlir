@@ -1,6 +1,6 @@
 // RUN: dist-opt %s --dist-matmul-grad-overlap="remarks=true" -verify-diagnostics | FileCheck %s
 // Idempotent: a second run changes nothing more.
-// RUN: dist-opt %s --dist-matmul-grad-overlap | dist-opt --dist-matmul-grad-overlap | FileCheck %s
+// RUN: dist-opt %s --dist-matmul-grad-overlap | dist-opt --dist-matmul-grad-overlap --dist-verify-distributions | FileCheck %s
 // New ops say which rewrite made them.
 // RUN: dist-opt %s --dist-matmul-grad-overlap --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 

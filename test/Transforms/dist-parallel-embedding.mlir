@@ -1,5 +1,5 @@
-// RUN: dist-opt %s --dist-parallel-embedding -split-input-file | FileCheck %s
-// RUN: dist-opt %s --dist-parallel-embedding="use-avg-allreduce=true" -split-input-file | FileCheck %s --check-prefix=AVG
+// RUN: dist-opt %s --dist-parallel-embedding --dist-verify-distributions -split-input-file | FileCheck %s
+// RUN: dist-opt %s --dist-parallel-embedding="use-avg-allreduce=true" --dist-verify-distributions -split-input-file | FileCheck %s --check-prefix=AVG
 
 // Forward on a [2, 4] mesh: rows split over mp (axis 1), batch over dp.
 // start_index = coord(mp) * 8000 local rows; the c_embedding result is

@@ -1,4 +1,4 @@
-// RUN: dist-opt %s --dist-parallel-embedding --dist-specialize-rank="rank=6" | FileCheck %s --check-prefix=RANK6
+// RUN: dist-opt %s --dist-parallel-embedding --dist-specialize-rank="rank=6" --dist-verify-distributions | FileCheck %s --check-prefix=RANK6
 // RUN: dist-opt %s --dist-parallel-embedding --dist-specialize-rank="rank=1" | FileCheck %s --check-prefix=RANK1
 // RUN: dist-opt %s --dist-specialize-rank="rank=6" | FileCheck %s --check-prefix=COORD
 

@@ -1,6 +1,6 @@
 // The exported pattern, driven by MLIR's greedy driver as another compiler
 // would, gives the same rewrite as the pass.
-// RUN: dist-opt %s --test-dist-matmul-grad-overlap-patterns | FileCheck %s
+// RUN: dist-opt %s --test-dist-matmul-grad-overlap-patterns --dist-verify-distributions | FileCheck %s
 
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 

@@ -7,6 +7,7 @@
 
 #include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -98,7 +99,7 @@ int main(int argc, char **argv) {
   // dist to the LLVM dialect (--dist-to-llvm) runs in one tool. With
   // libMLIR.so this costs no link time.
   mlir::DialectRegistry registry;
-  registry.insert<mlir::dist::DistDialect>();
+  mlir::dist::registerDistDialect(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();

@@ -11,6 +11,7 @@
 
 #include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -23,7 +24,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
   return {
       MLIR_PLUGIN_API_VERSION, "Dist", LLVM_VERSION_STRING,
-      [](DialectRegistry *registry) { registry->insert<dist::DistDialect>(); }};
+      [](DialectRegistry *registry) { dist::registerDistDialect(*registry); }};
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {

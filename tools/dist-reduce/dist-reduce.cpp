@@ -8,6 +8,7 @@
 
 #include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,7 +20,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::dist::DistDialect>();
+  mlir::dist::registerDistDialect(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // Reduction passes named in -reduction-tree may be any pass dist-opt has.

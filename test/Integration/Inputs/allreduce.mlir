@@ -9,7 +9,8 @@ func.func @main() {
   %g = arith.addf %f, %one : f32
   %t = tensor.splat %g : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
   %r = dist.allreduce %t on #mesh axes = [0] reduce = sum : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>
-  %m = bufferization.to_buffer %r : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>> to memref<2x3xf32>
+  %plain = tensor.cast %r : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<2x3xf32>
+  %m = bufferization.to_buffer %plain : tensor<2x3xf32> to memref<2x3xf32>
   %u = memref.cast %m : memref<2x3xf32> to memref<*xf32>
   call @printMemrefF32(%u) : (memref<*xf32>) -> ()
   return

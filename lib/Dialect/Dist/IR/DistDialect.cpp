@@ -137,10 +137,26 @@ LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
                   << "' marks arguments of functions only";
   if (attr.getName() == kParamAttrName) {
     // Passes match parameters by name: two arguments may not share one.
-    for (unsigned i = 0; i < argIndex; ++i)
-      if (func.getArgAttr(i, kParamAttrName) == attr.getValue())
-        return emit() << "parameter " << attr.getValue()
-                      << " is already named by argument #" << i;
+    // The check runs once per function, from its last parameter (each call
+    // looks ahead only to the next parameter), so a function with many
+    // parameters verifies in linear time.
+    ArrayAttr all = func.getAllArgAttrs();
+    auto paramOf = [&](unsigned i) -> Attribute {
+      auto dict = dyn_cast_or_null<DictionaryAttr>(all[i]);
+      return dict ? dict.get(kParamAttrName) : Attribute();
+    };
+    for (unsigned j = argIndex + 1, e = all.size(); j < e; ++j)
+      if (paramOf(j))
+        return success();
+    llvm::DenseMap<Attribute, unsigned> first;
+    for (unsigned i = 0; i <= argIndex; ++i)
+      if (Attribute name = paramOf(i)) {
+        auto [it, inserted] = first.try_emplace(name, i);
+        if (!inserted)
+          return op->emitOpError()
+                 << "argument #" << i << ": parameter " << name
+                 << " is already named by argument #" << it->second;
+      }
   }
   return success();
 }

@@ -153,13 +153,11 @@ rules::inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
   for (unsigned loop = 0; loop < numLoops; ++loop) {
     if (llvm::is_contained(resultLoops, loop) || loopAxis[loop] < 0)
       continue;
-    if (result.partialKind(loopAxis[loop])) {
-      whyNot << "mesh " << axisName(mesh, loopAxis[loop])
-             << " splits a contracted dim and an operand is already partial "
-                "over it";
-      return failure();
-    }
-    result.partial.emplace_back(loopAxis[loop], ReductionKind::Sum);
+    // An operand partial over this axis cannot also index the loop with
+    // it (an encoding never splits and is partial on one axis), and every
+    // operand indexes the contracted loops: the axis is not partial yet.
+    if (!result.partialKind(loopAxis[loop]))
+      result.partial.emplace_back(loopAxis[loop], ReductionKind::Sum);
   }
   for (unsigned loop : resultLoops)
     result.dims.push_back(loopAxis[loop]);

@@ -11,6 +11,9 @@ using namespace mlir::dist;
 
 void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
+  // The input's claims are checked before anything relies on them, and the
+  // rewrites' output after.
+  pm.addPass(createDistVerifyDistributions());
   // Seeds first: they only touch dropouts, and later passes may copy ops.
   pm.addNestedPass<func::FuncOp>(createDistDropoutSeed());
   // The embedding lowering adds the dp sync of the table gradient, so it
@@ -29,12 +32,14 @@ void mlir::dist::buildDistAutoParallelPipeline(
       DistAssignStreamsOptions{llvm::to_vector(options.mpAxes),
                                llvm::to_vector(options.dpAxes),
                                llvm::to_vector(options.shardingAxes)}));
+  pm.addPass(createDistVerifyDistributions());
 }
 
 void mlir::dist::registerDistPipelines() {
   PassPipelineRegistration<DistAutoParallelOptions>(
       "dist-auto-parallel",
-      "The auto-parallel rewrites in order: dropout seeds, vocab-parallel "
-      "embedding, AMP check-finite, matmul-grad overlap, stream assignment",
+      "The auto-parallel rewrites in order, between two checks of the "
+      "distributions: dropout seeds, vocab-parallel embedding, AMP "
+      "check-finite, matmul-grad overlap, stream assignment",
       buildDistAutoParallelPipeline);
 }

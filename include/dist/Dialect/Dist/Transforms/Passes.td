@@ -292,4 +292,39 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
   ] # CostModelOptions;
 }
 
+def DistVerifyDistributions
+    : Pass<"dist-verify-distributions", "::mlir::ModuleOp"> {
+  let summary = "Check every op against the distribution rules";
+  let description = [{
+    The encodings are the program's claims about what each process holds;
+    this pass checks that every op computes what its results claim, so a
+    missing collective is a compile-time error rather than replicas that
+    silently train apart:
+
+    * ops with a distribution rule (the dist compute ops, whose verifiers
+      check the same, and the upstream ops given one as an external model:
+      `arith` elementwise ops and casts, `tensor.collapse_shape` and
+      `expand_shape`) must declare the encodings their rule gives; the
+      error names both and the `dist.allreduce` that completes a partial
+      value;
+    * any other op that takes or makes an encoded tensor is an error, except
+      those that move values unchanged (`func`, `scf` and `cf` ops, whose
+      verifiers match the types) or make them from nothing
+      (`arith.constant`, `tensor.empty`, `tensor.splat`);
+    * `tensor.cast` may add an encoding to an unannotated tensor (an
+      assertion this pass trusts) or remove one, but not change one into
+      another: that would be communication without a collective;
+    * a function result marked `dist.grad = "w"` must not be partial (the
+      gradient sync is incomplete), and must be distributed as the argument
+      marked `dist.param = "w"` of the same function, if there is one;
+    * a collective inside `scf.if`, `scf.for` or `scf.while` whose
+      condition or bounds derive from `dist.process_coord` is an error: the
+      processes of a group would issue different collectives and deadlock.
+
+    An unannotated tensor is replicated. `--dist-auto-parallel` runs this
+    pass first and last.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 #endif // DIST_DIALECT_DIST_TRANSFORMS_PASSES_TD
