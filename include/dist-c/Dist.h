@@ -36,7 +36,9 @@ MLIR_CAPI_EXPORTED void mlirDistRegisterAllPasses(void);
 /** Parses `source` as a module (top-level ops go into an implicit
  *  builtin.module, as in dist-opt), naming the buffer `sourceName` in
  *  locations and diagnostics: mlirModuleCreateParse with a file name. Null
- *  on a parse or verification error, reported through the context. */
+ *  on a parse or verification error, reported through the context, and for
+ *  input nested more than 1000 levels deep (the parser would overflow the
+ *  stack). */
 MLIR_CAPI_EXPORTED MlirModule mlirDistModuleCreateParse(
     MlirContext ctx, MlirStringRef source, MlirStringRef sourceName);
 

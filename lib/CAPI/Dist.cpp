@@ -14,6 +14,7 @@
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Support/InputLimits.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
@@ -49,6 +50,11 @@ void mlirDistRegisterAllPasses(void) {
 
 MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
                                      MlirStringRef sourceName) {
+  if (std::optional<std::string> tooDeep = checkNestingDepth(unwrap(source))) {
+    emitError(FileLineColLoc::get(unwrap(ctx), unwrap(sourceName), 0, 0))
+        << *tooDeep;
+    return MlirModule{nullptr};
+  }
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
       unwrap(source), ParserConfig(unwrap(ctx)), unwrap(sourceName));
   return MlirModule{module.release().getOperation()};

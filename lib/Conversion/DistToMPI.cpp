@@ -524,7 +524,11 @@ struct ConvertDistToMPIPass
   /// With `world-size`, a mesh that does not fit the run is an error: the
   /// processes would disagree about who holds what.
   LogicalResult checkMeshes(ModuleOp module) {
-    if (worldSize <= 0)
+    if (worldSize < 0)
+      return module.emitError("world-size=")
+             << static_cast<int64_t>(worldSize)
+             << " must be a process count (or 0: unchecked)";
+    if (worldSize == 0)
       return success();
     int64_t world = worldSize;
     LogicalResult result = success();

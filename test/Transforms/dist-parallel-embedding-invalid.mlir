@@ -72,3 +72,44 @@ func.func @meshes_differ(%ids: tensor<4xi64, #dist.tensor<#other, [0]>>, %w: ten
   %e = dist.embedding %ids, %w : tensor<4xi64, #dist.tensor<#other, [0]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16xf32>
   return %e : tensor<4x16xf32>
 }
+
+// -----
+
+// The startup function must be one the pass can extend.
+#mesh = #dist.mesh<shape = [2, 2]>
+// expected-error @+1 {{the 'dist.startup' function @init is a declaration; the parameters' broadcasts go into its body}}
+func.func private @init(tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) -> (tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) attributes {dist.startup}
+func.func @external_startup(%ids: tensor<4xi64>, %w: tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) -> tensor<4x4xf32> {
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x4xf32>
+  return %e : tensor<4x4xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2]>
+// expected-error @+1 {{the 'dist.startup' function @init must be one block ending in func.return, where the parameters' broadcasts go}}
+func.func @init(%w: tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) -> (tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) attributes {dist.startup} {
+  cf.br ^bb1
+^bb1:
+  return %w : tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+func.func @branching_startup(%ids: tensor<4xi64>, %w: tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) -> tensor<4x4xf32> {
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x4xf32>
+  return %e : tensor<4x4xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2]>
+// expected-note @+1 {{the other one}}
+func.func @init1() attributes {dist.startup} {
+  return
+}
+// expected-error @+1 {{more than one function is marked 'dist.startup'}}
+func.func @init2() attributes {dist.startup} {
+  return
+}
+func.func @two_startups(%ids: tensor<4xi64>, %w: tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"}) -> tensor<4x4xf32> {
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<8x4xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x4xf32>
+  return %e : tensor<4x4xf32>
+}

@@ -9,6 +9,7 @@
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Support/InputLimits.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -131,6 +132,12 @@ int main(int argc, char **argv) {
       mlir::openInputFile(inputFilename, &errorMessage);
   if (!file) {
     llvm::errs() << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (std::optional<std::string> tooDeep =
+          mlir::dist::checkNestingDepth(file->getBuffer())) {
+    llvm::errs() << file->getBufferIdentifier() << ": error: " << *tooDeep
+                 << "\n";
     return EXIT_FAILURE;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =

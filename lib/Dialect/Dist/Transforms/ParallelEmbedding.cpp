@@ -210,12 +210,40 @@ namespace {
 /// synchronised, as the results carrying the same dist.param name.
 class StartupFunction {
 public:
-  StartupFunction(ModuleOp module) : module(module) {
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(DistDialect::kStartupAttrName)) {
-        this->func = func;
-        break;
+  StartupFunction(ModuleOp module) : module(module) {}
+
+  /// Finds the startup function and checks that the pass can extend it:
+  /// one function, with a body of one block that returns.
+  LogicalResult find() {
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (!f->hasAttr(DistDialect::kStartupAttrName))
+        continue;
+      if (func) {
+        InFlightDiagnostic diag =
+            f.emitError("more than one function is marked '")
+            << DistDialect::kStartupAttrName
+            << "'; the parameters' broadcasts need one";
+        diag.attachNote(func.getLoc()) << "the other one";
+        return diag;
       }
+      func = f;
+    }
+    if (!func)
+      return success();
+    if (func.isExternal())
+      return func.emitError("the '")
+             << DistDialect::kStartupAttrName << "' function @"
+             << func.getName()
+             << " is a declaration; the parameters' broadcasts go into its "
+                "body";
+    if (!func.getBody().hasOneBlock() ||
+        !isa<func::ReturnOp>(func.getBody().front().getTerminator()))
+      return func.emitError("the '")
+             << DistDialect::kStartupAttrName << "' function @"
+             << func.getName()
+             << " must be one block ending in func.return, where the "
+                "parameters' broadcasts go";
+    return success();
   }
 
   /// Broadcasts parameter `name` (of type `type`) from group-local root 0
@@ -337,6 +365,8 @@ struct DistParallelEmbeddingPass
       return signalPassFailure();
 
     StartupFunction startup(module);
+    if (!params.empty() && failed(startup.find()))
+      return signalPassFailure();
     for (auto &[name, typeAndLoc] : params) {
       auto [type, loc] = typeAndLoc;
       TensorDistAttr dist = getTensorDist(type);
