@@ -14,9 +14,17 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 // The lowering hands communicators over as the i64 that MLIR's MPI-to-LLVM
@@ -39,6 +47,10 @@ struct Request {
   int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
+  // The trace entry of the collective that started it, if traced.
+  int64_t traceNumber = -1;
+  const char *site = nullptr;
+  int64_t siteSize = 0;
 };
 
 struct Runtime {
@@ -46,6 +58,15 @@ struct Runtime {
   std::vector<Request> requests;
   std::vector<int64_t> freeRequests;
   int64_t commsCreated = 0, requestsStarted = 0, requestsCompleted = 0;
+  // Calls of dist_random_seed so far, per site.
+  std::unordered_map<int64_t, uint64_t> seedCalls;
+  // Tracing: the file the current state goes to (-1: none or not yet
+  // opened), the number of collectives entered and the last one's site.
+  int traceFd = -1;
+  bool traceOpened = false;
+  int64_t traced = 0;
+  const char *lastSite = nullptr;
+  int64_t lastSiteSize = 0;
 };
 
 Runtime &runtime() {
@@ -53,18 +74,101 @@ Runtime &runtime() {
   return state;
 }
 
-[[noreturn]] void fatal(const char *message, long long value) {
-  int rank = -1;
-  int initialized = 0;
+int worldRank() {
+  int rank = -1, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "dist runtime: rank %d: %s (%lld)\n", rank, message,
-               value);
+  return rank;
+}
+
+/// Prints "dist runtime: rank R: <message>" and stops every process.
+[[noreturn]] __attribute__((format(printf, 1, 2))) void
+fatalf(const char *format, ...) {
+  // One write, so that the lines of processes that fail together do not
+  // interleave.
+  char message[2048];
+  int length = std::snprintf(message, sizeof(message),
+                             "dist runtime: rank %d: ", worldRank());
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message + length, sizeof(message) - length - 1, format, args);
+  va_end(args);
+  std::strcat(message, "\n");
+  std::fputs(message, stderr);
   std::fflush(stderr);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
   if (initialized)
     MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
+}
+
+[[noreturn]] void fatal(const char *message, long long value) {
+  fatalf("%s (%lld)", message, value);
+}
+
+/// Whether environment variable `name` is "1".
+bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && std::strcmp(value, "1") == 0;
+}
+
+/// Replaces this process's trace line with `text`. The line has a fixed
+/// length and is written in place with one pwrite, so that a reader (dist-run
+/// after a timeout) sees either the old or the new state, never a mix.
+void traceState(const std::string &text) {
+  Runtime &rt = runtime();
+  if (!rt.traceOpened) {
+    rt.traceOpened = true;
+    const char *dir = std::getenv("DIST_RUN_TRACE_DIR");
+    if (dir && *dir) {
+      std::string path =
+          std::string(dir) + "/rank." + std::to_string(worldRank());
+      rt.traceFd =
+          ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (rt.traceFd < 0)
+        fatalf("cannot write the trace file %s: %s", path.c_str(),
+               std::strerror(errno));
+    }
+  }
+  if (rt.traceFd < 0)
+    return;
+  constexpr size_t kLine = 1024;
+  std::string line = text.substr(0, kLine - 1);
+  line.resize(kLine - 1, ' ');
+  line += '\n';
+  if (::pwrite(rt.traceFd, line.data(), line.size(), 0) !=
+      static_cast<ssize_t>(line.size()))
+    fatalf("cannot write the trace file: %s", std::strerror(errno));
+}
+
+std::string siteText(const char *site, int64_t size) {
+  return site ? std::string(site, static_cast<size_t>(size)) : "?";
+}
+
+/// splitmix64's finaliser.
+uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t runSeed() {
+  static const uint64_t seed = [] {
+    const char *text = std::getenv("DIST_RUN_SEED");
+    if (!text || !*text)
+      return uint64_t(0);
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long value = std::strtoull(text, &end, 10);
+    if (errno || *end || text[0] == '-')
+      fatalf("DIST_RUN_SEED=%s is not a seed (a decimal number below 2^64)",
+             text);
+    return uint64_t(value);
+  }();
+  return seed;
 }
 
 void check(int status, const char *what) {
@@ -107,6 +211,10 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
   entry.count = recv->size;
   entry.type = type;
   entry.comm = static_cast<MPI_Comm>(commHandle);
+  entry.traceNumber = rt.traced;
+  entry.site = rt.lastSite;
+  entry.siteSize = rt.lastSiteSize;
+  rt.lastSite = nullptr;
   if (entry.average && !std::is_floating_point<T>::value)
     fatal("an avg allreduce needs floating-point values", reduction);
   check(MPI_Iallreduce(static_cast<T *>(send->aligned) + send->offset,
@@ -139,6 +247,9 @@ int64_t dist_comm_get(int64_t group, int64_t color, int64_t key) {
             group);
     return static_cast<int64_t>(entry.comm);
   }
+  traceState("splitting MPI_COMM_WORLD for communicator group " +
+             std::to_string(group) + " (color " + std::to_string(color) +
+             ", key " + std::to_string(key) + ")");
   check(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(color),
                        static_cast<int>(key), &entry.comm),
         "MPI_Comm_split failed");
@@ -168,6 +279,9 @@ void dist_wait(int64_t handle) {
       !rt.requests[handle].active)
     fatal("wait on an unknown or completed request", handle);
   Request &entry = rt.requests[handle];
+  if (entry.site)
+    traceState("waiting for collective #" + std::to_string(entry.traceNumber) +
+               ": " + siteText(entry.site, entry.siteSize));
   check(MPI_Wait(&entry.request, MPI_STATUS_IGNORE), "MPI_Wait failed");
   if (entry.average) {
     int size = 1;
@@ -195,6 +309,11 @@ void dist_runtime_finalize(void) {
     }
   rt.comms.clear();
   rt.requests.clear();
+  if (rt.traceFd >= 0) {
+    traceState("finished after " + std::to_string(rt.traced) + " collectives");
+    ::close(rt.traceFd);
+    rt.traceFd = -1;
+  }
   rt.freeRequests.clear();
   const char *debug = std::getenv("DIST_RUNTIME_DEBUG");
   if (debug && debug[0] == '1') {
@@ -208,5 +327,52 @@ void dist_runtime_finalize(void) {
                  static_cast<long long>(rt.requestsStarted),
                  static_cast<long long>(rt.requestsCompleted));
   }
+}
+
+void _mlir_ciface_dist_index_error(DistMemRef1D *site, int64_t id,
+                                   int64_t rows) {
+  std::string where = siteText(
+      static_cast<const char *>(site->aligned) + site->offset, site->size);
+  fatalf("%s: id %lld is outside the table's rows [0, %lld)", where.c_str(),
+         static_cast<long long>(id), static_cast<long long>(rows));
+}
+
+int64_t dist_random_seed(int64_t site) {
+  uint64_t call = runtime().seedCalls[site]++;
+  return static_cast<int64_t>(
+      mix(mix(runSeed() ^ mix(static_cast<uint64_t>(site))) + call));
+}
+
+void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
+                                        int64_t count, int64_t comm) {
+  Runtime &rt = runtime();
+  const char *text = static_cast<const char *>(site->aligned) + site->offset;
+  int64_t number = rt.traced++;
+  rt.lastSite = text;
+  rt.lastSiteSize = site->size;
+  traceState("last entered collective #" + std::to_string(number) + ": " +
+             siteText(text, site->size));
+  if (!envFlag("DIST_RUNTIME_CHECK"))
+    return;
+  // One max-allreduce of (x, -x) gives every member the group's maximum and
+  // minimum of each.
+  int64_t bounds[4] = {signature, -signature, count, -count};
+  MPI_Comm group = static_cast<MPI_Comm>(comm);
+  check(MPI_Allreduce(MPI_IN_PLACE, bounds, 4, MPI_INT64_T, MPI_MAX, group),
+        "MPI_Allreduce (collective check) failed");
+  if (bounds[0] == -bounds[1] && bounds[2] == -bounds[3])
+    return;
+  std::fprintf(stderr,
+               "dist runtime: rank %d: %s: the processes of its group do not "
+               "all start this collective here (element counts %lld to "
+               "%lld)\n",
+               worldRank(), siteText(text, site->size).c_str(),
+               static_cast<long long>(-bounds[3]),
+               static_cast<long long>(bounds[2]));
+  std::fflush(stderr);
+  // Every member saw the mismatch and says where it stands before one of
+  // them stops the program.
+  MPI_Barrier(group);
+  MPI_Abort(MPI_COMM_WORLD, 1);
 }
 }

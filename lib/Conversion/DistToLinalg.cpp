@@ -12,16 +12,19 @@
 #include "dist/Conversion/DistToLinalg.h"
 #include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
+#include "dist/Conversion/RuntimeCalls.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
+#include "dist/Runtime/DistRuntime.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
@@ -36,10 +39,6 @@ namespace dist {
 
 using namespace mlir;
 using namespace mlir::dist;
-
-/// Used where a dropout draws "at run time": every process must draw the same
-/// mask for a replicated tensor, so the runtime uses one fixed seed.
-static constexpr int64_t kDefaultSeed = 0x5eed;
 
 static Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
@@ -63,6 +62,22 @@ static Value add(OpBuilder &b, Location loc, Value x, Value y) {
   if (isa<FloatType>(x.getType()))
     return arith::AddFOp::create(b, loc, x, y);
   return arith::AddIOp::create(b, loc, x, y);
+}
+
+/// The loops these lowerings build have static bounds: a dynamic dim is an
+/// error, not an invalid `tensor.empty`.
+static LogicalResult requireStaticShapes(Operation *op) {
+  auto isDynamic = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && !shaped.hasStaticShape();
+  };
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+    if (isDynamic(type))
+      return op->emitError("cannot lower '")
+             << op->getName() << "' with the dynamic shape " << type
+             << ": the lowering needs static shapes";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -138,6 +153,8 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     FailureOr<MatmulLoops> loops = matmulLoops(
         op.getContext(), op.getX().getType(), op.getY().getType(),
         op.getResult().getType(), op.getTransposeX(), op.getTransposeY());
@@ -159,6 +176,8 @@ struct MatmulGradLowering : public OpConversionPattern<MatmulGradOp> {
   LogicalResult
   matchAndRewrite(MatmulGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     FailureOr<MatmulLoops> loops = matmulLoops(
         op.getContext(), op.getX().getType(), op.getY().getType(),
         op.getOutGrad().getType(), op.getTransposeX(), op.getTransposeY());
@@ -209,9 +228,69 @@ static std::pair<Value, Value> localRow(OpBuilder &b, Location loc, Value id,
   return {local, inRange};
 }
 
+namespace {
+/// How a lowered lookup checks its ids against the whole table: `site` (a
+/// runtime string naming the op) and the table's global row count. Without
+/// a site (a vocab-parallel shard of unknown global size) nothing is
+/// checked; the lookup still never reads outside its shard.
+struct IdCheck {
+  Value site;
+  Value rows;
+  func::FuncOp error;
+};
+} // namespace
+
+/// The check of `op`'s ids against `globalRows` (a static row count, or the
+/// `table`'s dim 0 when dynamic); none when `globalRows` is unknown (< 0
+/// and no table).
+static FailureOr<IdCheck> buildIdCheck(OpBuilder &b, Operation *op,
+                                       int64_t globalRows, Value table) {
+  if (globalRows < 0 && !table)
+    return IdCheck();
+  if (globalRows < 0) {
+    auto type = cast<RankedTensorType>(table.getType());
+    if (!type.isDynamicDim(0))
+      globalRows = type.getDimSize(0);
+  }
+  Location loc = op->getLoc();
+  auto i64 = b.getI64Type();
+  auto string = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  func::FuncOp error = getOrDeclareRuntimeFunction(
+      b, op, DIST_RUNTIME_INDEX_ERROR,
+      b.getFunctionType({string, i64, i64}, {}), /*cInterface=*/true);
+  if (!error)
+    return failure();
+  Value rows =
+      globalRows >= 0
+          ? arith::ConstantIndexOp::create(b, loc, globalRows).getResult()
+          : tensor::DimOp::create(b, loc, table, 0).getResult();
+  return IdCheck{buildRuntimeString(b, loc, op, describeForRuntime(op)), rows,
+                 error};
+}
+
+/// Stops the program through the runtime when `id` is outside [0, rows);
+/// returns whether it is (for code that must not read there even so).
+static Value emitIdCheck(OpBuilder &b, Location loc, const IdCheck &check,
+                         Value id) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  // Unsigned: a negative id is a huge one.
+  Value outside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                        index, check.rows);
+  scf::IfOp::create(b, loc, outside, [&](OpBuilder &tb, Location tloc) {
+    auto i64 = tb.getI64Type();
+    Value id64 = arith::IndexCastOp::create(tb, tloc, i64, index);
+    Value rows64 = arith::IndexCastOp::create(tb, tloc, i64, check.rows);
+    func::CallOp::create(tb, tloc, check.error,
+                         ValueRange{check.site, id64, rows64});
+    scf::YieldOp::create(tb, tloc);
+  });
+  return outside;
+}
+
 /// rows[p..., c] = weight[ids[p...] - start, c], zero outside the shard.
 static Value gather(OpBuilder &b, Location loc, Value ids, Value weight,
-                    Value start, RankedTensorType resultType) {
+                    Value start, RankedTensorType resultType,
+                    const IdCheck &check) {
   MLIRContext *ctx = b.getContext();
   unsigned rank = resultType.getRank();
   int64_t rows = cast<RankedTensorType>(weight.getType()).getDimSize(0);
@@ -225,12 +304,18 @@ static Value gather(OpBuilder &b, Location loc, Value ids, Value weight,
                           AffineMap::getMultiDimIdentityMap(rank, ctx)},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value outside;
+        if (check.site)
+          outside = emitIdCheck(nb, nloc, check, args[0]);
         auto [row, inRange] = localRow(nb, nloc, args[0], start, rows);
         Value col = linalg::IndexOp::create(nb, nloc, rank - 1);
+        Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
         if (inRange)
-          row = arith::SelectOp::create(
-              nb, nloc, inRange, row,
-              arith::ConstantIndexOp::create(nb, nloc, 0));
+          row = arith::SelectOp::create(nb, nloc, inRange, row, zero);
+        else if (outside)
+          // Not reached (the runtime stopped the program), but never a read
+          // outside the table either.
+          row = arith::SelectOp::create(nb, nloc, outside, zero, row);
         Value value =
             tensor::ExtractOp::create(nb, nloc, weight, ValueRange{row, col});
         if (inRange)
@@ -242,7 +327,8 @@ static Value gather(OpBuilder &b, Location loc, Value ids, Value weight,
 
 /// grad[r, c] = sum over p with ids[p] - start == r of outGrad[p..., c].
 static Value scatterAdd(OpBuilder &b, Location loc, Value ids, Value outGrad,
-                        Value start, RankedTensorType gradType) {
+                        Value start, RankedTensorType gradType,
+                        const IdCheck &check) {
   MLIRContext *ctx = b.getContext();
   unsigned idsRank = cast<RankedTensorType>(ids.getType()).getRank();
   unsigned numLoops = 2 + idsRank; // r, c, then the id positions.
@@ -265,6 +351,8 @@ static Value scatterAdd(OpBuilder &b, Location loc, Value ids, Value outGrad,
                          {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx)},
                          ctx)},
       iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        if (check.site)
+          emitIdCheck(nb, nloc, check, args[0]);
         Value row = localRow(nb, nloc, args[0], start, 0).first;
         Value here =
             arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, row,
@@ -313,17 +401,36 @@ static Value hash64(OpBuilder &b, Location loc, Value z) {
   return xorShift(z, 31);
 }
 
+/// The seed of an unseeded random op, drawn at run time: the runtime
+/// derives it from the run seed, the op and how often it ran (see
+/// dist_random_seed), so replicas agree and steps differ.
+static FailureOr<Value> runtimeSeed(OpBuilder &b, Operation *op) {
+  auto i64 = b.getI64Type();
+  func::FuncOp draw = getOrDeclareRuntimeFunction(
+      b, op, DIST_RUNTIME_RANDOM_SEED, b.getFunctionType({i64}, {i64}),
+      /*cInterface=*/false);
+  if (!draw)
+    return failure();
+  Value site = arith::ConstantOp::create(
+      b, op->getLoc(), b.getI64IntegerAttr(getRuntimeSiteId(op)));
+  return func::CallOp::create(b, op->getLoc(), draw, ValueRange{site})
+      .getResult(0);
+}
+
 /// The dropout's seed as an i64: its seed operand, else `fix_seed`, else
-/// the default.
-static Value seedValue(OpBuilder &b, Location loc, DropoutOp op, Value seed) {
+/// one drawn at run time.
+static FailureOr<Value> seedValue(OpBuilder &b, Location loc, DropoutOp op,
+                                  Value seed) {
   if (seed) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value v = tensor::ExtractOp::create(b, loc, seed, ValueRange{zero});
-    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v);
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), v).getResult();
   }
-  int64_t fixed = op.getFixSeed() ? int64_t(*op.getFixSeed()) : 0;
-  return arith::ConstantOp::create(
-      b, loc, b.getI64IntegerAttr(fixed ? fixed : kDefaultSeed));
+  if (op.getFixSeed() && *op.getFixSeed() != 0)
+    return arith::ConstantOp::create(
+               b, loc, b.getI64IntegerAttr(int64_t(*op.getFixSeed())))
+        .getResult();
+  return runtimeSeed(b, op);
 }
 
 namespace {
@@ -333,6 +440,8 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
   LogicalResult
   matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Location loc = op.getLoc();
     if (op.getIsTest()) {
       rewriter.replaceOp(op, adaptor.getInput());
@@ -341,8 +450,6 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
     // The encoding is read from the op's own type: it says which global
     // element each local one is.
     RankedTensorType type = op.getInput().getType();
-    if (!type.hasStaticShape())
-      return op.emitError("cannot lower a dropout of dynamic shape");
     TensorDistAttr dist = getTensorDist(type);
     unsigned rank = type.getRank();
     SmallVector<int64_t> globalShape = mesh::globalShape(type.getShape(), dist);
@@ -353,7 +460,11 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
                             "not fit in 64 bits");
 
     auto resultType = getTypeConverter()->convertType<RankedTensorType>(type);
-    Value seed = seedValue(rewriter, loc, op, adaptor.getSeed());
+    FailureOr<Value> seedOrFailure =
+        seedValue(rewriter, loc, op, adaptor.getSeed());
+    if (failed(seedOrFailure))
+      return failure();
+    Value seed = *seedOrFailure;
     // The global index of a local element: dims split over axis a are
     // offset by coord(a) * local size.
     SmallVector<Value> offsets(rank);
@@ -431,11 +542,22 @@ struct SeedLowering : public OpConversionPattern<SeedOp> {
   LogicalResult
   matchAndRewrite(SeedOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    int32_t value = op.getValue() ? op.getValue() : int32_t(kDefaultSeed);
+    if (failed(requireStaticShapes(op)))
+      return failure();
     auto type = getTypeConverter()->convertType<RankedTensorType>(op.getType());
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, type,
-        DenseElementsAttr::get(type, rewriter.getI32IntegerAttr(value)));
+    if (op.getValue()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, type,
+          DenseElementsAttr::get(type,
+                                 rewriter.getI32IntegerAttr(op.getValue())));
+      return success();
+    }
+    FailureOr<Value> seed = runtimeSeed(rewriter, op);
+    if (failed(seed))
+      return failure();
+    Value narrow = arith::TruncIOp::create(rewriter, op.getLoc(),
+                                           type.getElementType(), *seed);
+    rewriter.replaceOpWithNewOp<tensor::SplatOp>(op, type, narrow);
     return success();
   }
 };
@@ -528,6 +650,8 @@ struct CheckFiniteAndUnscaleLowering
   LogicalResult
   matchAndRewrite(CheckFiniteAndUnscaleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     Location loc = op.getLoc();
     // One inverse, in f64 if any gradient is f64, else in f32.
     bool anyF64 = llvm::any_of(op.getGrads(), [](Value grad) {
@@ -569,6 +693,8 @@ struct HelperLowering : public OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (failed(requireStaticShapes(op)))
+      return failure();
     FailureOr<Value> result = lower(rewriter, op, adaptor);
     if (failed(result))
       return failure();
@@ -585,22 +711,40 @@ struct HelperLowering : public OpConversionPattern<OpTy> {
   }
 };
 
+/// The global row count of a table whose rows may be split (after
+/// --dist-parallel-embedding): -1 when its encoding does not say.
+static int64_t globalRows(Value weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  TensorDistAttr dist = getTensorDist(type);
+  if (!dist || dist.getMeshAxis(0) < 0 || type.isDynamicDim(0))
+    return -1;
+  return mesh::globalShape(type.getShape(), dist)[0];
+}
+
 template <>
 FailureOr<Value>
 HelperLowering<EmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
                                    EmbeddingOp op, Adaptor adaptor) const {
   if (failed(rejectRowSplit(op, op.getWeight())))
     return failure();
+  FailureOr<IdCheck> check =
+      buildIdCheck(rewriter, op, -1, adaptor.getWeight());
+  if (failed(check))
+    return failure();
   return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
-                Value(), convert(op.getType()));
+                Value(), convert(op.getType()), *check);
 }
 
 template <>
 FailureOr<Value>
 HelperLowering<CEmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
                                     CEmbeddingOp op, Adaptor adaptor) const {
+  FailureOr<IdCheck> check =
+      buildIdCheck(rewriter, op, globalRows(op.getWeight()), Value());
+  if (failed(check))
+    return failure();
   return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
-                adaptor.getStartIndex(), convert(op.getType()));
+                adaptor.getStartIndex(), convert(op.getType()), *check);
 }
 
 template <>
@@ -610,8 +754,13 @@ HelperLowering<EmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
                                        Adaptor adaptor) const {
   if (failed(rejectRowSplit(op, op.getWeight())))
     return failure();
+  FailureOr<IdCheck> check =
+      buildIdCheck(rewriter, op, -1, adaptor.getWeight());
+  if (failed(check))
+    return failure();
   return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
-                    adaptor.getOutGrad(), Value(), convert(op.getType()));
+                    adaptor.getOutGrad(), Value(), convert(op.getType()),
+                    *check);
 }
 
 template <>
@@ -619,9 +768,13 @@ FailureOr<Value>
 HelperLowering<CEmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
                                         CEmbeddingGradOp op,
                                         Adaptor adaptor) const {
+  FailureOr<IdCheck> check =
+      buildIdCheck(rewriter, op, globalRows(op.getWeight()), Value());
+  if (failed(check))
+    return failure();
   return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
                     adaptor.getOutGrad(), adaptor.getStartIndex(),
-                    convert(op.getType()));
+                    convert(op.getType()), *check);
 }
 
 template <>

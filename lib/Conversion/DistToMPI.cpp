@@ -13,6 +13,7 @@
 
 #include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
+#include "dist/Conversion/RuntimeCalls.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
@@ -29,6 +30,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/xxhash.h"
 
 namespace mlir {
 namespace dist {
@@ -112,27 +114,24 @@ Value DistToMPIState::getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
                                              mesh::complementAxes(mesh, axes)));
   Value key = toI64(mesh::buildLinearIndex(b, loc, mesh, coords, axes));
   func::FuncOp get = getRuntimeFunction(
-      b, DIST_RUNTIME_COMM_GET,
+      b, user, DIST_RUNTIME_COMM_GET,
       b.getFunctionType({i64, i64, i64}, {mpi::CommType::get(b.getContext())}),
       /*cInterface=*/false);
+  if (!get)
+    return Value();
   comm = func::CallOp::create(b, loc, get, ValueRange{group, color, key})
              .getResult(0);
   recordFunctionEntryValue(func, comm);
   return comm;
 }
 
-func::FuncOp DistToMPIState::getRuntimeFunction(OpBuilder &b, StringRef name,
+func::FuncOp DistToMPIState::getRuntimeFunction(OpBuilder &b, Operation *user,
+                                                StringRef name,
                                                 FunctionType type,
                                                 bool cInterface) {
   func::FuncOp &decl = runtimeFunctions[name];
-  if (decl)
-    return decl;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  decl = func::FuncOp::create(b, module.getLoc(), name, type);
-  decl.setPrivate();
-  if (cInterface)
-    decl->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  if (!decl)
+    decl = getOrDeclareRuntimeFunction(b, user, name, type, cInterface);
   return decl;
 }
 
@@ -326,13 +325,20 @@ public:
         dropDistEncoding(collective.getResultTensorType()));
     int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
 
+    Value comm;
+    if (communicates(op)) {
+      comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
+      if (!comm || failed(traceCollective(rewriter, op, *reduction,
+                                          widenedType.getNumElements(), comm)))
+        return failure();
+    }
+
     if (!collective.isAsync()) {
       Value flat = flatten(rewriter, loc, widened);
       Value out = memref::AllocOp::create(rewriter, loc,
                                           cast<MemRefType>(flat.getType()));
-      mpi::AllReduceOp::create(
-          rewriter, loc, Type(), flat, out, reduction->mpiKind,
-          state.getComm(rewriter, op, op.getMesh(), op.getAxes()));
+      mpi::AllReduceOp::create(rewriter, loc, Type(), flat, out,
+                               reduction->mpiKind, comm);
       Value result = unflatten(rewriter, loc, out, widenedType);
       if (reduction->kind == DIST_REDUCE_AVG)
         result = averageOver(rewriter, loc, result, groupSize);
@@ -359,16 +365,17 @@ public:
       auto anySize =
           MemRefType::get({ShapedType::kDynamic}, reduction->elementType);
       auto i64 = rewriter.getI64Type();
-      Value comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
       std::string suffix = reduction->elementType.isF32()         ? "f32"
                            : reduction->elementType.isF64()       ? "f64"
                            : reduction->elementType.isInteger(32) ? "i32"
                                                                   : "i64";
       func::FuncOp start = state.getRuntimeFunction(
-          rewriter, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix),
+          rewriter, op, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix),
           rewriter.getFunctionType({anySize, anySize, i64, comm.getType()},
                                    {i64}),
           /*cInterface=*/true);
+      if (!start)
+        return failure();
       Value kind = arith::ConstantOp::create(
           rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));
       Value sendAny = memref::CastOp::create(rewriter, loc, anySize, send);
@@ -382,6 +389,44 @@ public:
   }
 
 private:
+  /// With tracing on, tells the runtime which collective this process
+  /// starts: a description for reports and a signature (what, how and how
+  /// many) that the runtime's check compares across the group.
+  LogicalResult traceCollective(ConversionPatternRewriter &rewriter, OpTy op,
+                                const Reduction &reduction, int64_t count,
+                                Value comm) const {
+    if (!state.tracesCollectives())
+      return success();
+    Location loc = op.getLoc();
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << op->getName().getStringRef() << " "
+       << stringifyReductionKind(getKind(op)) << " of " << count << " x "
+       << reduction.elementType << " over mesh axes [";
+    llvm::interleaveComma(op.getAxes(), os);
+    os << "]";
+    std::string site = describeForRuntime(op);
+    site += what.substr(op->getName().getStringRef().size());
+    auto i64 = rewriter.getI64Type();
+    auto string = MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type());
+    func::FuncOp trace = state.getRuntimeFunction(
+        rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE,
+        rewriter.getFunctionType({string, i64, i64, comm.getType()}, {}),
+        /*cInterface=*/true);
+    if (!trace)
+      return failure();
+    Value text = buildRuntimeString(rewriter, loc, op, site);
+    // Two bits fewer, so that the runtime check may negate it.
+    Value signature = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getI64IntegerAttr(int64_t(llvm::xxh3_64bits(what) >> 2)));
+    Value countValue = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getI64IntegerAttr(count));
+    func::CallOp::create(rewriter, loc, trace,
+                         ValueRange{text, signature, countValue, comm});
+    return success();
+  }
+
   static ReductionKind getKind(OpTy op) {
     if constexpr (std::is_same_v<OpTy, AllReduceOp>)
       return op.getKind();
@@ -434,9 +479,11 @@ public:
     Value recv = future[0], request = future[1];
     Location loc = op.getLoc();
     func::FuncOp wait = state.getRuntimeFunction(
-        rewriter, DIST_RUNTIME_WAIT,
+        rewriter, op, DIST_RUNTIME_WAIT,
         rewriter.getFunctionType({rewriter.getI64Type()}, {}),
         /*cInterface=*/false);
+    if (!wait)
+      return failure();
     func::CallOp::create(rewriter, loc, wait, ValueRange{request});
     auto resultType =
         cast<RankedTensorType>(dropDistEncoding(op.getResult().getType()));
@@ -562,7 +609,7 @@ struct ConvertDistToMPIPass
     configureDistConversionTarget(target, converter);
     addDistToMPIIllegalOps(target);
     RewritePatternSet patterns(ctx);
-    DistToMPIState state(module);
+    DistToMPIState state(module, traceCollectives);
     populateDistEncodingDropPatterns(converter, patterns);
     populateDistToMPIConversionPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -52,28 +52,40 @@ def _parse_prints(text):
     return arrays
 
 
-def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300):
+def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
+               seed=None):
     """Lowers `module` (a dist.Module or IR text) with dist-run, runs it on
     `procs` MPICH processes and returns, for each rank, the list of arrays
     its program printed (FunctionBuilder.print), as numpy arrays.
 
     `pass_flags` are dist-opt flags applied before lowering, e.g.
-    "--dist-auto-parallel". Raises RunError when lowering or running fails.
+    "--dist-auto-parallel". `timeout` (seconds) bounds the run: dist-run
+    then stops every process. `seed` is the run seed of unseeded random ops
+    (dist-run picks one when None). Raises RunError when lowering or running
+    fails or times out.
     """
     text = module if isinstance(module, str) else str(module)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "program.mlir")
         with open(path, "w") as f:
             f.write(text)
-        cmd = [_find_dist_run(), "-n", str(procs), "--entry", entry, path]
+        cmd = [_find_dist_run(), "-n", str(procs), "--entry", entry,
+               f"--timeout={timeout}", path]
+        if seed is not None:
+            cmd.append(f"--seed={seed}")
         if pass_flags:
             cmd.append(f"--pass-flags={pass_flags}")
+        # dist-run enforces the timeout and cleans up after itself; this
+        # one is a backstop for dist-run itself.
         try:
             out = subprocess.run(cmd, capture_output=True, text=True,
-                                 timeout=timeout)
+                                 timeout=timeout + 60)
         except subprocess.TimeoutExpired as e:
-            raise RunError(f"dist-run timed out after {timeout} s", -1,
+            raise RunError(f"dist-run did not stop after {timeout} s", -1,
                            e.stderr or "") from None
+    if out.returncode == 124:
+        raise RunError(f"dist-run timed out after {timeout} s", 124,
+                       out.stderr)
     if out.returncode != 0:
         raise RunError(f"dist-run exited {out.returncode}", out.returncode,
                        out.stderr)

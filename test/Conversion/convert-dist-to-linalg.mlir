@@ -53,6 +53,88 @@ func.func @c_embedding(%ids: tensor<5xi64>, %w: tensor<4x3xf32>, %start: index) 
 
 // -----
 
+// Without an encoding, a c_embedding's global table is unknown: its ids are
+// not checked (it still reads only its shard).
+// CHECK-LABEL: func.func @c_embedding_unchecked
+// CHECK-NOT: dist_index_error
+func.func @c_embedding_unchecked(%ids: tensor<5xi64>, %w: tensor<4x3xf32>, %start: index) -> tensor<5x3xf32> {
+  %e = dist.c_embedding %ids, %w start = %start : tensor<5xi64>, tensor<4x3xf32> -> tensor<5x3xf32>
+  return %e : tensor<5x3xf32>
+}
+
+// -----
+
+// A lookup checks every id against the table's rows (unsigned: a negative
+// id is out too) and calls the runtime's dist_index_error, with the op's
+// location as a string, for one outside; the read is clamped to row 0.
+// CHECK-COUNT-3: memref.global "private" constant @__dist_str_{{[0-9A-F]+}} : memref<{{[0-9]+}}xi8> = dense<
+// CHECK: func.func private @dist_index_error(memref<?xi8>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @embedding_checked
+// CHECK: %[[ROWS:.*]] = arith.constant 4 : index
+// CHECK: %[[G:.*]] = memref.get_global @__dist_str_{{[0-9A-F]+}} : memref<[[LEN:[0-9]+]]xi8>
+// CHECK: %[[S:.*]] = memref.cast %[[G]] : memref<[[LEN]]xi8> to memref<?xi8>
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[ID:.*]]: i32, %{{.*}}: f32):
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK-NEXT: %[[BAD:.*]] = arith.cmpi uge, %[[I]], %[[ROWS]] : index
+// CHECK-NEXT: scf.if %[[BAD]] {
+// CHECK-NEXT:   %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK-NEXT:   %[[R64:.*]] = arith.index_cast %[[ROWS]] : index to i64
+// CHECK-NEXT:   func.call @dist_index_error(%[[S]], %[[I64]], %[[R64]]) : (memref<?xi8>, i64, i64) -> ()
+// CHECK-NEXT: }
+// CHECK:      %[[ROW:.*]] = arith.select %[[BAD]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: tensor.extract %arg1[%[[ROW]], %{{.*}}] : tensor<4x3xf32>
+// The gradient checks too, with the same site string.
+// CHECK: linalg.generic
+// CHECK: arith.cmpi uge
+// CHECK: func.call @dist_index_error
+// The vocab-parallel lookup checks against the global rows: 4 x 2.
+// CHECK-LABEL: func.func @c_embedding_checked
+// CHECK: %[[GROWS:.*]] = arith.constant 8 : index
+// CHECK: linalg.generic
+// CHECK: arith.cmpi uge, %{{.*}}, %[[GROWS]] : index
+// CHECK: func.call @dist_index_error
+func.func @embedding_checked(%ids: tensor<5xi32>, %w: tensor<4x3xf32>, %g: tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<4x3xf32>) {
+  %e = dist.embedding %ids, %w : tensor<5xi32>, tensor<4x3xf32> -> tensor<5x3xf32>
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<5xi32>, tensor<4x3xf32>, tensor<5x3xf32> -> tensor<4x3xf32>
+  return %e, %dw : tensor<5x3xf32>, tensor<4x3xf32>
+}
+#mesh = #dist.mesh<shape = [2]>
+func.func @c_embedding_checked(%ids: tensor<5xi64>, %w: tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>>, %start: index) -> tensor<5x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> {
+  %e = dist.c_embedding %ids, %w start = %start : tensor<5xi64>, tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<5x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+  return %e : tensor<5x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+}
+
+// -----
+
+// Seed 0 and a dropout with no seed at all draw at run time: the runtime's
+// dist_random_seed, keyed by the op's site (a hash of its location and
+// name); a dist.seed draws once, and its dropouts share the value. A fixed
+// seed is a constant.
+// CHECK: func.func private @dist_random_seed(i64) -> i64
+// CHECK-LABEL: func.func @runtime_seeds
+// CHECK:      %[[SITE:.*]] = arith.constant {{-?[0-9]+}} : i64
+// CHECK-NEXT: %[[D:.*]] = call @dist_random_seed(%[[SITE]]) : (i64) -> i64
+// CHECK-NEXT: %[[T:.*]] = arith.trunci %[[D]] : i64 to i32
+// CHECK-NEXT: %[[S:.*]] = tensor.splat %[[T]] : tensor<1xi32>
+// CHECK:      tensor.extract %[[S]]
+// CHECK:      } -> tensor<8xf32>
+// CHECK-NEXT: %[[SITE2:.*]] = arith.constant {{-?[0-9]+}} : i64
+// CHECK-NEXT: call @dist_random_seed(%[[SITE2]]) : (i64) -> i64
+// CHECK:      } -> tensor<8xf32>
+// CHECK-NEXT: arith.constant 9 : i64
+// CHECK-NOT:  dist_random_seed
+// CHECK:      return
+func.func @runtime_seeds(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %s = dist.seed 0 : tensor<1xi32>
+  %a = dist.dropout %x seed(%s : tensor<1xi32>) prob = 5.000000e-01 : tensor<8xf32> -> tensor<8xf32>
+  %b = dist.dropout %x prob = 5.000000e-01 : tensor<8xf32> -> tensor<8xf32>
+  %c = dist.dropout %x prob = 5.000000e-01 {fix_seed = 9 : i32} : tensor<8xf32> -> tensor<8xf32>
+  return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // The dropout mask hashes the element's global index: a dim split over the
 // mesh is offset by coord * local size, the coordinate unravelled from the
 // MPI rank. The encodings leave the signature.

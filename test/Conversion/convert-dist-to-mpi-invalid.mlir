@@ -68,3 +68,15 @@ func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<?xf32> {
   %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<?xf32> -> tensor<?xf32>
   return %a : tensor<?xf32>
 }
+
+// -----
+
+// The runtime's entry points are reserved names.
+#mesh = #dist.mesh<shape = [4]>
+func.func private @dist_comm_get(i64) -> i64
+func.func @reserved(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{the module defines 'dist_comm_get', a name the dist runtime reserves, as something else}}
+  // expected-error @+1 {{failed to legalize operation 'dist.allreduce'}}
+  %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32> -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}

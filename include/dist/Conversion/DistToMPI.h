@@ -20,7 +20,12 @@ namespace dist {
 /// declarations. One state serves one conversion of one module.
 class DistToMPIState {
 public:
-  explicit DistToMPIState(ModuleOp module) : module(module) {}
+  /// With `traceCollectives`, every collective that communicates first
+  /// calls the runtime's tracing entry point.
+  explicit DistToMPIState(ModuleOp module, bool traceCollectives = false)
+      : module(module), traceCollectives(traceCollectives) {}
+
+  bool tracesCollectives() const { return traceCollectives; }
 
   /// This process's coordinates in `mesh` (one index per axis), computed at
   /// the start of the function that contains `user`.
@@ -32,8 +37,9 @@ public:
   Value getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
                 ArrayRef<int64_t> axes);
 
-  /// The declaration of runtime function `name`, added on first use.
-  func::FuncOp getRuntimeFunction(OpBuilder &b, StringRef name,
+  /// The declaration of runtime function `name`, added on first use; null,
+  /// with an error on `user`, when the module defines `name` otherwise.
+  func::FuncOp getRuntimeFunction(OpBuilder &b, Operation *user, StringRef name,
                                   FunctionType type, bool cInterface);
 
   /// Whether the lowered module calls the runtime library.
@@ -46,6 +52,7 @@ private:
   void recordFunctionEntryValue(Operation *func, Value value);
 
   ModuleOp module;
+  bool traceCollectives;
   llvm::DenseMap<Operation *, Operation *> lastEntryOp;
   llvm::DenseMap<std::pair<Operation *, Attribute>, SmallVector<Value>> coords;
   llvm::DenseMap<std::tuple<Operation *, Attribute, Attribute>, Value> comms;

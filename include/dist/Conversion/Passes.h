@@ -21,6 +21,11 @@ struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
       *this, "world-size",
       llvm::cl::desc("Number of MPI processes to check meshes against"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> traceCollectives{
+      *this, "trace-collectives",
+      llvm::cl::desc("Trace every collective through the runtime (see "
+                     "--convert-dist-to-mpi)"),
+      llvm::cl::init(false)};
 };
 
 /// dist -> linalg/mpi -> bufferized loops -> the LLVM dialect.

@@ -18,13 +18,22 @@ def ConvertDistToLinalg : Pass<"convert-dist-to-linalg", "::mlir::ModuleOp"> {
       `[start_index, start_index + rows)` give zero rows in `c_embedding`;
     * `dist.embedding_grad`, `dist.c_embedding_grad`: a scatter-add into a
       zero table, only of the ids in the local rows for `c_embedding_grad`;
+    * every lookup checks its ids against the whole table (for the `c_`
+      ops, the global rows the weight's encoding gives; unchecked without
+      one): an id outside it calls the runtime's `dist_index_error`, which
+      stops every process with a message naming the op's location, as
+      Paddle raises an error; no lookup reads outside its table;
     * `dist.dropout` and `dist.seed`: a counter-based hash RNG keyed by the
       seed and the element's *global* index (from the encoding and this
       process's coordinates, read from the MPI rank), so the same seed gives
       the same mask on every run and the shards of an SPMD program draw the
-      serial program's mask. Seed 0 ("random at run time") uses a fixed
-      default seed: a run-time draw would have to be agreed on by every
-      process;
+      serial program's mask. Seed 0 ("random at run time", and a dropout
+      with neither a seed operand nor `fix_seed`) asks the runtime's
+      `dist_random_seed` each time the op runs: a hash of the run seed
+      (`DIST_RUN_SEED`, which `dist-run --seed` sets), of the op's location
+      and name, and of the number of earlier draws of that op, so every
+      process draws the same seed while different ops and different steps
+      draw different ones;
     * `dist.scale`; `dist.check_finite_and_unscale` multiplies by the
       inverse scale in f32 (f64 for f64 gradients) and rounds once.
 
@@ -38,7 +47,8 @@ def ConvertDistToLinalg : Pass<"convert-dist-to-linalg", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::mpi::MPIDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::mpi::MPIDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::dist::DistDialect"
   ];
@@ -70,6 +80,14 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
       MPI-to-LLVM lowering needs;
     * the `#dist.tensor` encodings are dropped from every type.
 
+    With `trace-collectives`, every collective that communicates is preceded
+    by a call to the runtime's `dist_trace_collective` with a description
+    ("file:line:col: dist.allreduce sum of 32 x f32 over mesh axes [0]"), a
+    signature of what it computes and its element count, and the group's
+    communicator: the runtime records the last collective each process
+    entered (for `dist-run`'s timeout report) and, when asked to, checks
+    that every process of the group starts the same one.
+
     The runtime's interface is `include/dist/Runtime/DistRuntime.h`. With
     `world-size` set, a mesh whose size differs, or whose process ids are
     not below it, is an error: running such a program would be a silent
@@ -81,6 +99,9 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
            "The function that brackets the program with mpi.init/finalize">,
     Option<"worldSize", "world-size", "int64_t", "0",
            "The number of MPI processes the program will run on (0: unchecked)">,
+    Option<"traceCollectives", "trace-collectives", "bool", "false",
+           "Call the runtime's dist_trace_collective before every collective "
+           "that communicates (for dist-run's reports and checks)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",

@@ -73,6 +73,37 @@ void dist_wait(int64_t request);
  *   MLIR: () -> () */
 void dist_runtime_finalize(void);
 
+/* Stops every process with a message when a lookup finds an id outside
+ * [0, rows): `site` (the bytes of a `memref<?xi8>`, no NUL) says where, as
+ * "file:line:col: op-name". Called by the lowered embedding ops; does not
+ * return.
+ *   MLIR: (memref<?xi8>, i64, i64) -> (), with llvm.emit_c_interface */
+void _mlir_ciface_dist_index_error(DistMemRef1D *site, int64_t id,
+                                   int64_t rows);
+
+/* The seed of an unseeded random op (`dist.seed 0`, or a dropout without a
+ * seed): a hash of the run seed (DIST_RUN_SEED in the environment, a decimal
+ * number; 0 when unset), of `site` (the op) and of how many times this
+ * process asked for `site` before. Every process of an SPMD program makes
+ * the same calls, so replicas agree; different ops and different calls of
+ * one op get different seeds.
+ *   MLIR: (i64) -> i64 */
+int64_t dist_random_seed(int64_t site);
+
+/* Called before every collective that communicates when the lowering traces
+ * them (--convert-dist-to-mpi=trace-collectives=1). `site` describes the
+ * collective ("file:line:col: dist.allreduce sum of 32 x f32 over mesh axes
+ * [0]"), `signature` hashes what it computes and `count` is its element
+ * count. With DIST_RUN_TRACE_DIR set, the runtime keeps the last collective
+ * (or communicator split) each process entered in DIR/rank.R, a line that
+ * is rewritten in place; with DIST_RUNTIME_CHECK=1, it first checks over
+ * `comm` that every process of the group starts a collective of the same
+ * signature and count, and stops the program with a message when not.
+ *   MLIR: (memref<?xi8>, i64, i64, !mpi.comm) -> (),
+ *         with llvm.emit_c_interface */
+void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
+                                        int64_t count, int64_t comm);
+
 #ifdef __cplusplus
 }
 #endif
@@ -82,5 +113,8 @@ void dist_runtime_finalize(void);
 #define DIST_RUNTIME_IALLREDUCE_PREFIX "dist_iallreduce_"
 #define DIST_RUNTIME_WAIT "dist_wait"
 #define DIST_RUNTIME_FINALIZE "dist_runtime_finalize"
+#define DIST_RUNTIME_INDEX_ERROR "dist_index_error"
+#define DIST_RUNTIME_RANDOM_SEED "dist_random_seed"
+#define DIST_RUNTIME_TRACE_COLLECTIVE "dist_trace_collective"
 
 #endif /* DIST_RUNTIME_DISTRUNTIME_H */
