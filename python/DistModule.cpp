@@ -34,8 +34,16 @@ namespace {
 
 std::string toString(MlirStringRef s) { return std::string(s.data, s.length); }
 
+/// A reference to `s`, which must outlive every use of the result: MLIR
+/// keeps some of these (an operation state's name) until the op is built.
 MlirStringRef toRef(const std::string &s) {
   return mlirStringRefCreate(s.data(), s.size());
+}
+/// A temporary would die before the reference's last use.
+MlirStringRef toRef(std::string &&) = delete;
+/// String literals live for the whole program.
+template <size_t N> MlirStringRef toRef(const char (&literal)[N]) {
+  return mlirStringRefCreate(literal, N - 1);
 }
 
 /// Appends printed text to a std::string.

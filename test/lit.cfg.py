@@ -18,8 +18,17 @@ config.excludes = ["Unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.c
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.dist_src_root, "examples")))
 config.substitutions.append(("%dist_src_root", config.dist_src_root))
-config.substitutions.append(("%python", sys.executable))
-config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+# In a sanitizer build, hosts that are not instrumented (python3, mlir-opt,
+# mlir-runner under dist-run) load dist's instrumented libraries: they get
+# the shared sanitizer runtime preloaded, and their own allocations are not
+# leak-checked (python3 and the JIT keep memory until exit).
+hosted = ""
+if config.enable_sanitizers:
+    hosted = (f"/usr/bin/env LD_PRELOAD={config.asan_runtime} "
+              "ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=false ")
+config.substitutions.append(("%python", hosted + sys.executable))
+config.substitutions.append(("%mlir_opt", hosted + os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
 config.substitutions.append(("%dist_obj_root", config.dist_obj_root))
 config.substitutions.append(("%c_compiler", config.c_compiler))
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
@@ -45,8 +54,15 @@ if clang_format:
     config.substitutions.append(("%clang_format", clang_format))
 
 if config.enable_sanitizers:
-    # Debian's LLVM is not built with ASan; its user poisoning confuses ASan.
-    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=false:detect_leaks=0"
+    config.available_features.add("sanitizers")
+    # A leak or a UBSan report (fatal: -fno-sanitize-recover) fails the test.
+    # Debian's LLVM is not built with ASan: its poisoning annotations, which
+    # instrumented code inlines from LLVM's headers, are ignored.
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:allow_user_poisoning=false"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    # dist-run gives the ranks (mlir-runner, with libdist_runtime.so) the
+    # runtime too.
+    config.environment["DIST_RUN_PRELOAD"] = config.asan_runtime
 
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
 tools = [

@@ -60,7 +60,11 @@ typedef enum MlirDistReductionKind {
   MlirDistReductionMax = 1,
   MlirDistReductionMin = 2,
   MlirDistReductionProd = 3,
-  MlirDistReductionAvg = 4
+  MlirDistReductionAvg = 4,
+  /* Not a kind: makes every int a value of the type in C++ as in C, so
+   * that passing an unknown kind to the functions below is defined. */
+  MlirDistReductionKindForceInt32Min = -2147483647 - 1,
+  MlirDistReductionKindForceInt32Max = 2147483647
 } MlirDistReductionKind;
 
 /** The IR spelling of `kind` ("sum", ...); empty for an unknown kind. */
@@ -81,7 +85,10 @@ typedef enum MlirDistStreamKind {
   MlirDistStreamCompute = 0,
   MlirDistStreamModelParallel = 1,
   MlirDistStreamDataParallel = 2,
-  MlirDistStreamSharding = 3
+  MlirDistStreamSharding = 3,
+  /* Not a kind: see MlirDistReductionKindForceInt32Min. */
+  MlirDistStreamKindForceInt32Min = -2147483647 - 1,
+  MlirDistStreamKindForceInt32Max = 2147483647
 } MlirDistStreamKind;
 
 /** The IR spelling of `kind` ("compute", "mp", "dp", "sharding"); empty for

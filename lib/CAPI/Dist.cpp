@@ -27,6 +27,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -55,8 +57,15 @@ MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
         << *tooDeep;
     return MlirModule{nullptr};
   }
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      unwrap(source), ParserConfig(unwrap(ctx)), unwrap(sourceName));
+  // MLIR's lexer reads up to a terminating NUL, which a caller's string
+  // (a slice of a larger buffer, a Python bytes object) need not have: the
+  // parser gets its own terminated copy.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(source), unwrap(sourceName)),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(unwrap(ctx)));
   return MlirModule{module.release().getOperation()};
 }
 

@@ -20,6 +20,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void printToStdout(MlirStringRef text, void *userData) {
@@ -74,6 +75,7 @@ static MlirContext createContext(void) {
 // CHECK: location: loc("step.mlir":1:1)
 // CHECK: diagnostic: expected operation name in quotes
 // CHECK: bad parse is null: 1
+// CHECK: unterminated parse is null: 0
 static void testDialect(MlirContext ctx) {
   printf("testDialect\n");
   MlirDialect dialect =
@@ -103,6 +105,18 @@ static void testDialect(MlirContext ctx) {
       ctx, mlirStringRefCreateFromCString("func.func @h() {\n  %x = \n}\n"),
       mlirStringRefCreateFromCString("bad.mlir"));
   printf("bad parse is null: %d\n", mlirModuleIsNull(module));
+
+  /* A source that is a slice of a larger buffer, not NUL-terminated: the
+   * parser reads none of what follows (under ASan, past the allocation). */
+  const char text[] = "func.func @s() {\n  return\n}\n";
+  char *exact = (char *)malloc(sizeof(text) - 1);
+  memcpy(exact, text, sizeof(text) - 1);
+  module = mlirDistModuleCreateParse(
+      ctx, mlirStringRefCreate(exact, sizeof(text) - 1),
+      mlirStringRefCreateFromCString("slice.mlir"));
+  printf("unterminated parse is null: %d\n", mlirModuleIsNull(module));
+  mlirModuleDestroy(module);
+  free(exact);
 }
 
 // CHECK-LABEL: testReductionKinds

@@ -177,3 +177,19 @@ func.func @compute_stays(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [
   %s = dist.scale %r by 2.0 : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
   return %s : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
 }
+
+// -----
+
+// Process ids as large as 2^31 (and beyond int32): the position is a search
+// of the two-entry id list, not a table indexed by id.
+// CHECK-LABEL: func.func @huge_ids
+// CHECK: %[[IDS:.*]] = arith.constant dense<[0, 2147483648]> : tensor<2xindex>
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[C2]]
+// CHECK:   tensor.extract %[[IDS]][%[[I]]] : tensor<2xindex>
+// CHECK: call @dist_comm_get
+#mesh = #dist.mesh<shape = [2], process_ids = [0, 2147483648]>
+func.func @huge_ids(%x: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) -> tensor<4xf32, #dist.tensor<#mesh, [-1]>> {
+  %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return %a : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+}

@@ -2,9 +2,11 @@
 """dist-run leaves nothing behind: after a timeout, SIGTERM or SIGINT, no
 process of the run is left and its temporary directory is gone.
 
-  dist_run_cleanup.py DIST_RUN HANGING_PROGRAM
+  dist_run_cleanup.py DIST_RUN HANGING_PROGRAM FINISHING_PROGRAM
 
-The program hangs (one rank waits in a collective the other never starts).
+The first program hangs (one rank waits in a collective the other never
+starts); the second finishes (nothing may be left after a good run either,
+mlir-runner's JIT dumps included).
 dist-run runs with TMPDIR set to a fresh directory, which must be empty
 again afterwards; the program is copied to a uniquely named file, and no
 process whose command line names it may survive.
@@ -33,9 +35,19 @@ def survivors(tag):
     return found
 
 
+def jit_dumps():
+    """What mlir-runner's JIT would leave in the usual places."""
+    found = set()
+    for base in ["/tmp", os.path.expanduser("~")]:
+        found |= set(glob.glob(os.path.join(base, ".debug", "jit", "*")))
+    return found
+
+
 def check(label, dist_run, program, tmpdir, tag, send=None):
     env = dict(os.environ, TMPDIR=tmpdir)
     timeout = "3" if send is None else "120"
+    if send == "finish":
+        send, timeout = None, "120"
     proc = subprocess.Popen([dist_run, "-n", "2", "--timeout", timeout, program],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
@@ -51,7 +63,7 @@ def check(label, dist_run, program, tmpdir, tag, send=None):
         proc.send_signal(send)
     out, err = proc.communicate(timeout=60)
     ok = True
-    want = 124 if send is None else 128 + send
+    want = 128 + send if send else (0 if timeout == "120" else 124)
     if proc.returncode != want:
         print(f"FAILED: {label}: exit status {proc.returncode}, expected {want}\n{err}")
         ok = False
@@ -72,18 +84,25 @@ def check(label, dist_run, program, tmpdir, tag, send=None):
 
 
 def main():
-    dist_run, hanging = sys.argv[1], sys.argv[2]
+    dist_run, hanging, finishing = sys.argv[1], sys.argv[2], sys.argv[3]
     work = tempfile.mkdtemp(prefix="dist-run-cleanup-")
     ok = True
+    dumps = jit_dumps()
     try:
-        tag = f"hang-{os.getpid()}.mlir"
-        program = os.path.join(work, tag)
-        shutil.copy(hanging, program)
-        for label, send in [("timeout", None), ("SIGTERM", signal.SIGTERM),
-                            ("SIGINT", signal.SIGINT)]:
+        for label, source, send in [("finished", finishing, "finish"),
+                                    ("timeout", hanging, None),
+                                    ("SIGTERM", hanging, signal.SIGTERM),
+                                    ("SIGINT", hanging, signal.SIGINT)]:
+            tag = f"{label}-{os.getpid()}.mlir"
+            program = os.path.join(work, tag)
+            shutil.copy(source, program)
             tmpdir = os.path.join(work, label)
             os.mkdir(tmpdir)
             ok &= check(label, dist_run, program, tmpdir, tag, send)
+        new = jit_dumps() - dumps
+        if new:
+            print(f"FAILED: JIT dumps left behind: {sorted(new)}")
+            ok = False
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(0 if ok else 1)

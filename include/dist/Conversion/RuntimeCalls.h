@@ -1,5 +1,4 @@
-//===- RuntimeCalls.h - calls from lowered code into libdist_runtime -*- C++
-//-*-===//
+//===- RuntimeCalls.h - calls into libdist_runtime --------------*- C++ -*-===//
 //
 // The lowerings call the runtime (include/dist/Runtime/DistRuntime.h) for
 // what upstream dialects cannot express: communicators, non-blocking

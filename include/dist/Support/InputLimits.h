@@ -1,5 +1,4 @@
-//===- InputLimits.h - input that would exhaust the parser's stack -*- C++
-//-*-===//
+//===- InputLimits.h - input that would overflow the parser -----*- C++ -*-===//
 //
 // MLIR's parser recurses once per nested region, attribute or type, so a
 // few thousand levels of nesting overflow the stack (upstream mlir-opt

@@ -890,3 +890,12 @@ func.func @recompute_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.recomp
 func.func @typo(%w: tensor<4xf32> {dist.parameter = "w"}) {
   return
 }
+
+// -----
+
+// A local dim whose global size (times the axis size) overflows 64 bits.
+#mesh = #dist.mesh<shape = [4]>
+// expected-error @+1 {{dim 0 of local size 4611686018427387904 split over mesh axis 0 (size 4) has a global size that does not fit in 64 bits}}
+func.func @global_overflow(%x: tensor<4611686018427387904xf32, #dist.tensor<#mesh, [0]>>) {
+  return
+}
