@@ -82,9 +82,15 @@ int worldRank() {
   return rank;
 }
 
-/// Prints "dist runtime: rank R: <message>" and stops every process.
+void traceState(const std::string &text);
+
+/// Prints "dist runtime: rank R: <message>" and stops every process. The
+/// message also goes to the trace file, if there is one: mpirun may drop
+/// what a rank wrote to stderr right before MPI_Abort, and dist-run reports
+/// the trace files.
 [[noreturn]] __attribute__((format(printf, 1, 2))) void
 fatalf(const char *format, ...) {
+  static bool failing = false;
   // One write, so that the lines of processes that fail together do not
   // interleave.
   char message[2048];
@@ -94,6 +100,10 @@ fatalf(const char *format, ...) {
   va_start(args, format);
   std::vsnprintf(message + length, sizeof(message) - length - 1, format, args);
   va_end(args);
+  if (!failing) {
+    failing = true; // traceState's own errors end up here.
+    traceState(std::string("stopped the program: ") + (message + length));
+  }
   std::strcat(message, "\n");
   std::fputs(message, stderr);
   std::fflush(stderr);
@@ -362,13 +372,15 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
         "MPI_Allreduce (collective check) failed");
   if (bounds[0] == -bounds[1] && bounds[2] == -bounds[3])
     return;
-  std::fprintf(stderr,
-               "dist runtime: rank %d: %s: the processes of its group do not "
-               "all start this collective here (element counts %lld to "
-               "%lld)\n",
-               worldRank(), siteText(text, site->size).c_str(),
-               static_cast<long long>(-bounds[3]),
-               static_cast<long long>(bounds[2]));
+  char message[1024];
+  std::snprintf(message, sizeof(message),
+                "%s: the processes of its group do not all start this "
+                "collective here (element counts %lld to %lld)",
+                siteText(text, site->size).c_str(),
+                static_cast<long long>(-bounds[3]),
+                static_cast<long long>(bounds[2]));
+  traceState(std::string("stopped the program: ") + message);
+  std::fprintf(stderr, "dist runtime: rank %d: %s\n", worldRank(), message);
   std::fflush(stderr);
   // Every member saw the mismatch and says where it stands before one of
   // them stops the program.
