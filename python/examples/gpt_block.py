@@ -11,6 +11,7 @@
    processes and compares with the same program on one process (a [1, 1]
    mesh), which is the serial computation.
 """
+import argparse
 import sys
 
 import numpy as np
@@ -76,9 +77,12 @@ def report(ctx):
           f"{exposed(after):.3f} us with it")
 
 
-def build_run(ctx, dp, mp):
+def build_run(ctx, dp, mp, dout_scale=1.0):
     """The step on a [dp, mp] mesh plus a main that feeds it global data
-    and prints every result gathered to its global shape."""
+    and prints every result gathered to its global shape. The gradient
+    sync averages over dp, as Paddle's does (each replica's loss is a mean
+    over its part of the batch): a one-process reference for dp replicas
+    takes dout / dp (`dout_scale`)."""
     B, S, H, F, V = 2, 4, 8, 8, 8
     mesh = dist.Mesh([dp, mp], names=["dp", "mp"], context=ctx)
     module = dist.Module.create(ctx)
@@ -88,7 +92,7 @@ def build_run(ctx, dp, mp):
     rng = np.random.default_rng(0)
     data = {"ids": rng.integers(0, V, (B, S)), "wemb": rng.standard_normal((V, H)),
             "w1": rng.standard_normal((H, F)), "w2": rng.standard_normal((F, H)),
-            "dout": rng.standard_normal((B, S, H))}
+            "dout": rng.standard_normal((B, S, H)) * dout_scale}
     f = module.function("main")
     coords = {}
 
@@ -141,19 +145,29 @@ def build_run(ctx, dp, mp):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--meshes", default="1x2",
+                        help="dp x mp meshes to compare with one process "
+                             "(e.g. 1x2,2x4)")
+    args = parser.parse_args()
     ctx = dist.Context()
     report(ctx)
-    # One run seed for both: the unseeded dropout must draw the same mask.
-    serial = dist.run_on_mpi(build_run(ctx, 1, 1), 1, seed=1)[0]
-    ranks = dist.run_on_mpi(build_run(ctx, 1, 2), 2, seed=1)
-    worst = max(float(np.max(np.abs(a - b)))
-                for arrays in ranks for a, b in zip(arrays, serial))
-    same = all(len(arrays) == len(serial) and all(
-        np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(arrays, serial))
-        for arrays in ranks)
-    print(f"2 processes vs 1: {'equal' if same else 'DIFFERENT'} "
-          f"(largest difference {worst:.2e}, {len(serial)} results)")
-    return 0 if same else 1
+    # One run seed for all: the unseeded dropout must draw the same mask.
+    ok = True
+    for mesh in args.meshes.split(","):
+        dp, mp = (int(n) for n in mesh.split("x"))
+        procs = dp * mp
+        serial = dist.run_on_mpi(build_run(ctx, 1, 1, 1.0 / dp), 1, seed=1)[0]
+        ranks = dist.run_on_mpi(build_run(ctx, dp, mp), procs, seed=1)
+        worst = max(float(np.max(np.abs(a - b)))
+                    for arrays in ranks for a, b in zip(arrays, serial))
+        same = all(len(arrays) == len(serial) and all(
+            np.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(arrays, serial))
+            for arrays in ranks)
+        print(f"{procs} processes ([{dp}, {mp}]) vs 1: {'equal' if same else 'DIFFERENT'} "
+              f"(largest difference {worst:.2e}, {len(serial)} results)")
+        ok &= same
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

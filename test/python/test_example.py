@@ -19,4 +19,4 @@ def test_gpt_block_example():
     # The same figures as examples/gpt_block.mlir gives dist-opt.
     assert lines[0] == ("exposed communication of @train_step at 0.001 TFLOP/s: "
                         "71.720 us without the overlap split, 61.475 us with it")
-    assert lines[1].startswith("2 processes vs 1: equal")
+    assert lines[1].startswith("2 processes ([1, 2]) vs 1: equal")
