@@ -52,20 +52,24 @@ def pass_seconds(stderr):
 def run_once(cmd, timeout):
     """Wall seconds, peak RSS (MiB) and pass-only seconds (when the command
     asks for --mlir-timing) of one run, or None on failure/timeout."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            return None, "timeout"
-        time.sleep(0.005)
-    wall = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace")
+    # stderr goes to a file, not a pipe: a child that prints more than a
+    # pipe holds would block on it while this loop waits for it to exit.
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = start + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return None, "timeout"
+            time.sleep(0.005)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         return None, stderr[-400:]
     return (wall, usage.ru_maxrss / 1024.0, pass_seconds(stderr)), None
@@ -159,6 +163,11 @@ def main():
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(render(results))
     print(render(results))
+    failed = [(row["shape"], row["size"], name) for row in results
+              for name, config in row["configs"].items() if "error" in config]
+    for shape, size, name in failed:
+        print(f"error: {name} failed on {shape} {size}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def fmt(config, floor=None):
@@ -227,4 +236,4 @@ def render(results):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
