@@ -23,6 +23,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -381,6 +383,14 @@ struct Value {
   }
   ContextRef context() const { return module ? module->ctx : ctx; }
 };
+
+/// The module a value's ops belong to: walking from a value to its owner or
+/// users hands out operations, which only exist as parts of a module.
+ModuleRef moduleOf(const Value &v) {
+  if (!v.module)
+    throw std::runtime_error("this value's function is not in a module yet");
+  return v.module;
+}
 
 struct Block {
   ModuleRef module;
@@ -989,6 +999,42 @@ PYBIND11_MODULE(_dist, m) {
             return wrapType(v.context(), mlirValueGetType(v.get()));
           },
           "The value's type.")
+      .def_property_readonly(
+          "owner",
+          [](const Value &v) -> py::object {
+            MlirValue value = v.get();
+            if (!mlirValueIsAOpResult(value))
+              return py::none();
+            return py::cast(Operation{moduleOf(v), v.generation,
+                                      mlirOpResultGetOwner(value)});
+          },
+          "The operation that defines the value; None for a block argument.")
+      .def_property_readonly(
+          "users",
+          [](const Value &v) {
+            MlirValue value = v.get();
+            ModuleRef module = moduleOf(v);
+            py::list users;
+            std::vector<const void *> seen;
+            for (MlirOpOperand use = mlirValueGetFirstUse(value);
+                 !mlirOpOperandIsNull(use);
+                 use = mlirOpOperandGetNextUse(use)) {
+              MlirOperation user = mlirOpOperandGetOwner(use);
+              if (std::find(seen.begin(), seen.end(), user.ptr) != seen.end())
+                continue;
+              seen.push_back(user.ptr);
+              users.append(Operation{module, v.generation, user});
+            }
+            return users;
+          },
+          "The operations that use the value, each once (no order promised).")
+      .def("__eq__",
+           [](const Value &a, const Value &b) {
+             return mlirValueEqual(a.get(), b.get());
+           })
+      .def(
+          "__hash__",
+          [](const Value &v) { return std::hash<const void *>()(v.get().ptr); })
       .def("__str__", [](const Value &v) {
         std::string s;
         mlirValuePrint(v.get(), append, &s);
@@ -1071,6 +1117,23 @@ PYBIND11_MODULE(_dist, m) {
           },
           py::arg("generic") = false, py::arg("debug_info") = false,
           "The op as IR text.")
+      .def_property_readonly(
+          "next",
+          [](const Operation &o) -> py::object {
+            MlirOperation next = mlirOperationGetNextInBlock(o.get());
+            if (mlirOperationIsNull(next))
+              return py::none();
+            return py::cast(Operation{o.module, o.generation, next});
+          },
+          "The op after this one in its block; None for the last.")
+      .def("__eq__",
+           [](const Operation &a, const Operation &b) {
+             return mlirOperationEqual(a.get(), b.get());
+           })
+      .def("__hash__",
+           [](const Operation &o) {
+             return std::hash<const void *>()(o.get().ptr);
+           })
       .def("__str__", [](const Operation &o) {
         return printOperation(o.get(), false, false);
       });

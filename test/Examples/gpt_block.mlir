@@ -18,16 +18,15 @@
 // CHECK:      %[[C:.*]] = dist.process_coord #mesh axis = 1
 // CHECK:      %[[START:.*]] = arith.muli %[[C]], %{{.*}} : index
 // CHECK-NEXT: %[[E:.*]] = dist.c_embedding %arg0, %arg1 start = %[[START]] : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
-// The forward allreduce goes to the mp stream; its wait comes right before
-// its first use.
-// CHECK-NEXT: %[[EF:.*]] = dist.allreduce %[[E]] on #mesh axes = [1] reduce = sum stream = mp
+// The forward allreduces stay on the compute stream: only a dropout's seed,
+// which does no work to overlap with, comes before their first use.
+// CHECK-NEXT: %[[EMB:.*]] = dist.allreduce %[[E]] on #mesh axes = [1] reduce = sum : {{.*}} -> tensor<
 // Dropout seeds: fixed 11 for the embedding dropout, run-time for the other.
 // CHECK-NEXT: %[[S11:.*]] = dist.seed 11 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
-// CHECK-NEXT: %[[EMB:.*]] = dist.wait %[[EF]]
 // CHECK-NEXT: %[[H0:.*]] = dist.dropout %[[EMB]] seed(%[[S11]] : {{.*}}) prob = 1.000000e-01 {id = "emb_drop"}
-// CHECK:      %[[S0:.*]] = dist.seed 0 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
-// CHECK-NEXT: dist.wait
-// CHECK-NEXT: dist.dropout %{{.*}} seed(%[[S0]] : {{.*}}) prob = 1.000000e-01 {id = "out_drop"}
+// CHECK:      %[[OUT:.*]] = dist.allreduce {{.*}} axes = [1] reduce = sum : {{.*}} -> tensor<
+// CHECK-NEXT: %[[S0:.*]] = dist.seed 0 : tensor<1xi32, #dist.tensor<#mesh, [-1]>>
+// CHECK-NEXT: dist.dropout %[[OUT]] seed(%[[S0]] : {{.*}}) prob = 1.000000e-01 {id = "out_drop"}
 // CHECK-NEXT: dist.dropout %arg4 seed(%[[S0]] : {{.*}}) prob = 1.000000e-01 {recompute_of = "out_drop"}
 // The row-parallel matmul_grad stays; the column-parallel one is split, its
 // allreduce on the mp stream before the dW matmul, waited for after it.

@@ -41,6 +41,40 @@ func.func @used_next(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %s : tensor<8xf32>
 }
 
+// Only ops that read no tensor before the first use: nothing to overlap.
+// CHECK-LABEL: func @no_work_between
+// CHECK-NEXT: %[[R:.*]] = dist.allreduce %arg0 on #mesh axes = [1] reduce = sum : tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT: dist.seed 3
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: dist.process_coord
+// CHECK-NEXT: dist.dropout %[[R]]
+// CHECK-NOT: dist.wait
+func.func @no_work_between(%x: tensor<8xf32>) -> (tensor<8xf32>, index) {
+  %r = dist.allreduce %x on #mesh axes = [1] reduce = sum stream = mp : tensor<8xf32> -> tensor<8xf32>
+  %s = dist.seed 3 : tensor<1xi32>
+  %c = arith.constant 2 : index
+  %p = dist.process_coord #mesh axis = 0
+  %d = dist.dropout %r seed(%s : tensor<1xi32>) prob = 5.000000e-01 : tensor<8xf32> -> tensor<8xf32>
+  %i = arith.addi %c, %p : index
+  return %d, %i : tensor<8xf32>, index
+}
+
+// Only another collective's wait before the first use: %b stays
+// synchronous; %a has the scale to overlap with.
+// CHECK-LABEL: func @only_a_wait_between
+// CHECK-NEXT: %[[A:.*]] = dist.allreduce %arg0 on #mesh axes = [0] reduce = sum stream = dp : {{.*}} -> !dist.future
+// CHECK-NEXT: %[[S:.*]] = dist.scale %arg0
+// CHECK-NEXT: %[[B:.*]] = dist.allreduce %arg0 on #mesh axes = [0] reduce = sum : tensor<8xf32> -> tensor<8xf32>
+// CHECK-NEXT: %[[AV:.*]] = dist.wait %[[A]]
+// CHECK-NEXT: arith.addf %[[AV]], %[[B]]
+func.func @only_a_wait_between(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<8xf32> -> tensor<8xf32>
+  %s = dist.scale %x by 2.0 : tensor<8xf32>
+  %b = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<8xf32> -> tensor<8xf32>
+  %c = arith.addf %a, %b : tensor<8xf32>
+  return %c, %s : tensor<8xf32>, tensor<8xf32>
+}
+
 // Streams by the role of the mesh axis: dp for axis "dp", mp for "mp".
 // Collectives on one stream keep their issue order; each wait sits before
 // its own first use. A collective on unnamed axes stays on compute.

@@ -74,6 +74,24 @@ def test_walk_and_inspect(ctx):
     assert "dist.allreduce" in str(ar)
 
 
+def test_def_use_and_order(ctx):
+    m = dist.Module.parse(STEP, context=ctx)
+    [func] = m.operations
+    [block] = func.regions[0].blocks
+    grad, ar, ret = block.operations
+    # Values and ops compare by identity, so they can key dicts.
+    assert ar.operands[0] == grad.results[0]
+    assert ar.operands[0] != grad.results[1]
+    assert ar.operands[0].owner == grad and grad.results[0] in {grad.results[0]}
+    assert block.arguments[0].owner is None
+    assert ar.results[0].users == [ret]
+    assert {op.name for op in block.arguments[0].users} == {"dist.matmul_grad"}
+    assert grad.next == ar and ar.next == ret and ret.next is None
+    m.run("dist-verify-distributions")
+    with pytest.raises(RuntimeError, match="stale"):
+        ar.next
+
+
 def test_parse_errors_carry_every_diagnostic(ctx):
     text = "func.func @f() {\n  %x = dist.bogus\n}\n"
     with pytest.raises(dist.DiagnosticError) as info:

@@ -37,6 +37,23 @@ firstUserInBlock(Value value, Block *block,
   return first;
 }
 
+/// Whether an op between `op` and `end` (exclusive; the block's end when
+/// null) other than a wait reads a tensor: ops that do not (constants, seeds,
+/// coordinates, index arithmetic) take no time a collective could hide
+/// behind, and a wait only completes other communication, so going
+/// asynchronous across only them would cost a request and a wait for nothing.
+static bool hasWorkBefore(Operation *op, Operation *end) {
+  for (Operation *next = op->getNextNode(); next && next != end;
+       next = next->getNextNode()) {
+    if (!isa<WaitOp>(next) &&
+        llvm::any_of(next->getOperandTypes(), [](Type type) {
+          return isa<TensorType, FutureType>(type);
+        }))
+      return true;
+  }
+  return false;
+}
+
 namespace {
 struct DistAssignStreamsPass
     : public dist::impl::DistAssignStreamsBase<DistAssignStreamsPass> {
@@ -84,7 +101,7 @@ struct DistAssignStreamsPass
     Value result = op.getResult();
     Block *block = op->getBlock();
     StreamKind stream = op.getStream().value_or(streamByRole(op));
-    if (stream == StreamKind::Compute || firstUser == op->getNextNode()) {
+    if (stream == StreamKind::Compute || !hasWorkBefore(op, firstUser)) {
       op->removeAttr("stream");
       ++numSync;
       return;

@@ -234,8 +234,11 @@ def DistAssignStreams : Pass<"dist-assign-streams", "::mlir::func::FuncOp"> {
       role of the first of its mesh axes that has one: axes named in
       `mp-axes` go to `mp`, `dp-axes` to `dp`, `sharding-axes` to
       `sharding`; other axes (and unnamed meshes) stay on the compute stream;
-    * a collective whose result is used by the very next op stays on the
-      compute stream (and loses any stream tag): there is nothing to overlap;
+    * a collective stays on the compute stream (and loses any stream tag)
+      when no op before the first use of its result, other than a
+      `dist.wait`, reads a tensor: the ops in between (constants, seeds,
+      coordinates, index arithmetic, waits for other collectives) do no
+      work to overlap with;
     * otherwise its result becomes a future, and its `dist.wait` is placed
       right before the first use of the result (before the op that holds the
       use, when the use is in a region), or before the block terminator when
