@@ -146,7 +146,7 @@ def embedding(ctx, dp, mp):
     """Vocab-parallel embedding forward and backward on a [dp, mp] mesh; the
     table is perturbed on non-root dp replicas, so only the startup
     broadcast makes them agree."""
-    B, S, V, D = 4, 3, 8, 3
+    B, S, V, D = 12, 2, 12, 3  # divisible by every mesh axis size up to 4
     ids = [(i * 5 + 3) % V for i in range(B * S)]
     w = values(V * D, 5)
     dout = values(B * S * D, 6)
@@ -188,49 +188,139 @@ def embedding(ctx, dp, mp):
     return serial, p.finish()
 
 
-def dropout(ctx, procs):
-    """A dropout and its recomputation in the backward: the recomputed mask
-    must be the forward one on every process (and the serial one)."""
-    R, C = 4, 8
-    x = [v + 2.0 for v in values(R * C, 7)]  # nonzero, so zeros mark drops
+def dropout(ctx, dp, mp):
+    """Dropouts and their recomputations in the backward on a [dp, mp] mesh:
+    `a` is split over mp and replicated over dp, `b` split over dp and
+    replicated over mp. Every process prints the gathered global masks (they
+    must be the serial ones: recomputation included) and then its own local
+    shards of the forward masks, which main() compares across processes."""
+    R, C = 6, 12
+    xa = [v + 2.0 for v in values(R * C, 7)]  # nonzero, so zeros mark drops
+    xb = [v + 2.0 for v in values(R * C, 8)]
+    specs = [("a", xa, 7, [-1, 1]), ("b", xb, 8, [0, -1])]
 
     def body(p, spmd):
         f = p.start_main()
-        X = p.const([R, C], x)
-        if spmd:
-            X, local = p.shard(X, [R, C], [-1, 0])
-        y = f.dropout(X, 0.5, fix_seed=7, id="d")
-        # The serial reference states the intent: the same seed.
-        z = f.dropout(X, 0.5, fix_seed=None if spmd else 7, recompute_of="d")
-        if spmd:
-            y, z = p.gather(y, local, [-1, 0]), p.gather(z, local, [-1, 0])
-        p.print(y, [R, C]); p.print(z, [R, C])
+        local_prints = []
+        for name, x, seed, dims in specs:
+            X = p.const([R, C], x)
+            if spmd:
+                X, local = p.shard(X, [R, C], dims)
+            y = f.dropout(X, 0.5, fix_seed=seed, id=name)
+            # The serial reference states the intent: the same seed.
+            z = f.dropout(X, 0.5, fix_seed=None if spmd else seed, recompute_of=name)
+            if spmd:
+                local_prints.append((f.cast(y, p.t(local)), local))
+                y, z = p.gather(y, local, dims), p.gather(z, local, dims)
+            p.print(y, [R, C]); p.print(z, [R, C])
+        for v, local in local_prints:
+            p.print(v, local)
         return p.finish()
 
-    return body(Program(ctx), False), body(Program(ctx, [procs], ["mp"]), True)
+    serial = body(Program(ctx), False)
+    spmd = body(Program(ctx, [dp, mp], ["dp", "mp"]), True)
+    return serial, spmd, [dims for _, _, _, dims in specs]
 
 
-def amp(ctx, procs):
-    """An AMP step over one gradient, rewritten in process by
-    --dist-amp-check-finite; process 1 holds an inf. main calls the step."""
+def check_local_masks(name, mesh, ranks, dims_list, first):
+    """Shards of one value on processes that differ only along an axis that
+    replicates it must be equal; on processes that differ along the axis that
+    splits it they must differ (independent masks)."""
+    ok = True
+    for i, dims in enumerate(dims_list):
+        split = [a for a in dims if a >= 0]
+        for r in range(len(ranks)):
+            for q in range(r + 1, len(ranks)):
+                cr, cq = mesh.coord(r), mesh.coord(q)
+                same = all(cr[a] == cq[a] for a in split)
+                mr = ranks[r][first + i] == 0
+                mq = ranks[q][first + i] == 0
+                if same != bool(np.array_equal(mr, mq)):
+                    print(f"MISMATCH {name}: value {i} {dims}: ranks {r} and {q} "
+                          f"({'should' if same else 'should not'} share a mask)")
+                    ok = False
+    print(f"{'ok' if ok else 'FAILED'}: {name} local masks ({len(ranks)} processes)")
+    return ok
+
+
+def amp(ctx, procs, infs):
+    """An AMP step rewritten in process by --dist-amp-check-finite: the
+    gradient `g` (an inf on the processes whose coordinate is below `infs`),
+    a later use of it (the update w - g, which must read the unscaled
+    gradient) and found_inf. Every process prints all three."""
     p = Program(ctx, [procs], ["dp"])
     G = p.t([4], "f32", [-1])
     LS = dist.TensorType([1], "f32", context=ctx)
-    step = p.module.function("step", [G, (LS, {"dist.loss_scale": True})])
-    step.return_(step.arguments[0], result_markers=[{"dist.grad": "p"}])
+    step = p.module.function("step", [G, G, (LS, {"dist.loss_scale": True})])
+    g, w, _ = step.arguments
+    new = step.arith("subf", w, g)
+    step.return_(g, new, result_markers=[{"dist.grad": "p"}, {}])
     p.module.run("dist-amp-check-finite")
 
     F = p.t([1], "i1", [-1])
     f = p.start_main()
-    g = p.const([4], [1.0, 2.0, 3.0, 4.0])
-    is1 = f.arith("cmpi", p.coord(0), f.index(1), predicate="eq",
-                  result_type=dist.Type.parse("i1", ctx))
-    inf = f.constant(np.array([np.inf, 2.0, 3.0, 4.0]), p.t([4]))
-    bad = f.arith("select", is1, inf, g, result_type=p.t([4]))
-    ls = f.constant(np.array([2.0]), LS)
-    r = f.call("step", [f.cast(bad, G), ls], [G, F])
-    p.print(f.cast(r[1], p.t([1], "i1")), [1], "i1")
+    g = p.const([4], AMP_GRAD)
+    w = p.const([4], AMP_WEIGHT)
+    has_inf = f.arith("cmpi", p.coord(0), f.index(infs), predicate="slt",
+                      result_type=dist.Type.parse("i1", ctx))
+    inf = f.constant(np.array([np.inf] + AMP_GRAD[1:]), p.t([4]))
+    bad = f.arith("select", has_inf, inf, g, result_type=p.t([4]))
+    ls = f.constant(np.array([AMP_SCALE]), LS)
+    r = f.call("step", [f.cast(bad, G), f.cast(w, G), ls], [G, G, F])
+    p.print(f.cast(r[0], p.t([4])), [4])
+    p.print(f.cast(r[1], p.t([4])), [4])
+    p.print(f.cast(r[2], p.t([1], "i1")), [1], "i1")
     return p.finish()
+
+
+AMP_GRAD = [8.0, 2.0, 3.0, 4.0]
+AMP_WEIGHT = [1.0, 1.0, 1.0, 1.0]
+AMP_SCALE = 4.0
+
+
+def amp_expected(rank, infs):
+    """Paddle's check_finite_and_unscale: every gradient times 1/scale (an
+    inf stays inf), found_inf the OR over all processes."""
+    g = np.array(([np.inf] if rank < infs else AMP_GRAD[:1]) + AMP_GRAD[1:])
+    u = g / AMP_SCALE
+    return [u, np.array(AMP_WEIGHT) - u, np.array([1.0 if infs > 0 else 0.0])]
+
+
+ASYNC_BASE = [1.0, -2.0, 0.5, 3.0]
+ASYNC_STEP = [0.5, 1.0, -0.25, -2.0]
+
+
+def collectives(ctx, procs):
+    """Every reduction kind of dist.allreduce, asynchronous (on a stream,
+    completed by dist.wait after unrelated work) and synchronous, over
+    values that differ by process: x_r = base + r * step."""
+    p = Program(ctx, [procs], ["mp"])
+    f = p.start_main()
+    ci = f.arith("index_cast", p.coord(0), result_type=dist.Type.parse("i32", ctx))
+    cf = f.arith("sitofp", ci, result_type=dist.Type.parse("f32", ctx))
+    x = f.arith("addf", p.const([4], ASYNC_BASE),
+                f.arith("mulf", f.splat(cf, p.t([4])), p.const([4], ASYNC_STEP)))
+    for kind in REDUCTIONS:
+        part = f.cast(x, p.t([4], "f32", [-1], {0: "sum" if kind == "avg" else kind}))
+        fut = f.allreduce(part, p.mesh, [0], kind, stream="mp")
+        f.scale(x, 2.0)  # work between issue and completion
+        a = f.wait(fut)
+        s = f.allreduce(part, p.mesh, [0], kind)
+        p.print(f.cast(a, p.t([4])), [4])
+        p.print(f.cast(s, p.t([4])), [4])
+    return p.finish()
+
+
+REDUCTIONS = ["sum", "max", "min", "prod", "avg"]
+
+
+def collectives_expected(procs):
+    xs = np.array([[b + r * d for b, d in zip(ASYNC_BASE, ASYNC_STEP)]
+                   for r in range(procs)])
+    out = []
+    for red in [xs.sum(0), xs.max(0), xs.min(0), xs.prod(0), xs.mean(0)]:
+        out += [red, red]
+    return out
 
 
 #===------------------------------------------------------------------------===#
@@ -258,13 +348,46 @@ def check(name, reference, ranks):
     return ok
 
 
+def meshes(text):
+    return [tuple(int(n) for n in m.split("x")) for m in text.split(",")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("case", choices=["mlp", "mlp3", "embedding", "dropout", "amp"])
+    parser.add_argument("case", choices=["mlp", "mlp3", "embedding", "dropout", "amp",
+                                         "collectives"])
     parser.add_argument("--procs", default="2,4")
+    parser.add_argument("--meshes", default="1x2,2x2",
+                        help="[dp, mp] meshes of the embedding and dropout cases")
     args = parser.parse_args()
     ctx = dist.Context()
     ok = True
+    if args.case == "embedding":
+        for dp, mp in meshes(args.meshes):
+            serial, spmd = embedding(ctx, dp, mp)
+            ref = run(serial, 1)[0]
+            for label, flags in [("parallel-embedding", "--dist-parallel-embedding"),
+                                 ("auto-parallel", "--dist-auto-parallel")]:
+                ok &= check(f"embedding [{dp}, {mp}] {label}", ref,
+                            run(spmd, dp * mp, flags))
+        sys.exit(0 if ok else 1)
+    if args.case == "dropout":
+        for dp, mp in meshes(args.meshes):
+            serial, spmd, dims = dropout(ctx, dp, mp)
+            ref = run(serial, 1)[0]
+            if not all(np.array_equal(ref[i], ref[i + 1]) for i in (0, 2)):
+                sys.exit("FAIL: the serial reference's recomputed mask differs")
+            # The MPI lowering first, then the rest: the dropout still draws
+            # the mask of its global elements.
+            for label, flags in [("dropout seed", "--dist-dropout-seed"),
+                                 ("dropout seed, mpi lowered first",
+                                  "--dist-dropout-seed --convert-dist-to-mpi")]:
+                name = f"{label} [{dp}, {mp}]"
+                ranks = run(spmd, dp * mp, flags)
+                ok &= check(name, ref, [arrays[:len(ref)] for arrays in ranks])
+                ok &= check_local_masks(name, spmd_mesh(ctx, dp, mp), ranks, dims,
+                                        len(ref))
+        sys.exit(0 if ok else 1)
     for procs in [int(n) for n in args.procs.split(",")]:
         if args.case in ("mlp", "mlp3"):
             serial, spmd = mlp(ctx, procs, args.case == "mlp3")
@@ -272,31 +395,33 @@ def main():
             for label, flags in [("before", ""), ("overlap", "--dist-matmul-grad-overlap"),
                                  ("auto-parallel", "--dist-auto-parallel")]:
                 ok &= check(f"{args.case} {label}", ref, run(spmd, procs, flags))
-        elif args.case == "embedding":
-            dp, mp = (1, 2) if procs == 2 else (2, 2)
-            serial, spmd = embedding(ctx, dp, mp)
-            ref = run(serial, 1)[0]
-            for label, flags in [("parallel-embedding", "--dist-parallel-embedding"),
-                                 ("auto-parallel", "--dist-auto-parallel")]:
-                ok &= check(f"embedding [{dp}, {mp}] {label}", ref,
-                            run(spmd, procs, flags))
-        elif args.case == "dropout":
-            serial, spmd = dropout(ctx, procs)
-            ref = run(serial, 1)[0]
-            if not np.array_equal(ref[0], ref[1]):
-                sys.exit("FAIL: the serial reference's recomputed mask differs")
-            # The MPI lowering first, then the rest: the dropout still draws
-            # the mask of its global elements.
-            for label, flags in [("dropout seed", "--dist-dropout-seed"),
-                                 ("dropout seed, mpi lowered first",
-                                  "--dist-dropout-seed --convert-dist-to-mpi")]:
-                ranks = run(spmd, procs, flags)
-                ok &= check(label, ref, ranks)
-                ok &= all(np.array_equal(arrays[0], arrays[1]) for arrays in ranks)
         elif args.case == "amp":
-            # Only process 1 saw the inf; every process must say found_inf.
-            ok &= check("amp found_inf", [np.array([1.0])], run(amp(ctx, procs), procs))
+            for infs in range(3):
+                ranks = run(amp(ctx, procs, infs), procs)
+                ok &= check_each(f"amp, inf on {infs} processes", ranks,
+                                 lambda r: amp_expected(r, infs))
+        elif args.case == "collectives":
+            ranks = run(collectives(ctx, procs), procs)
+            expected = collectives_expected(procs)
+            ok &= check_each("allreduce " + ", ".join(REDUCTIONS) + ", async and sync",
+                             ranks, lambda r: expected)
     sys.exit(0 if ok else 1)
+
+
+def spmd_mesh(ctx, dp, mp):
+    return dist.Mesh([dp, mp], names=["dp", "mp"], context=ctx)
+
+
+def check_each(name, ranks, expected):
+    """Like check, with a reference per rank."""
+    ok = True
+    for r, arrays in enumerate(ranks):
+        ref = expected(r)
+        if len(arrays) != len(ref) or not all(close(a, b) for a, b in zip(arrays, ref)):
+            print(f"MISMATCH {name}: rank {r}\n  got      {arrays}\n  expected {ref}")
+            ok = False
+    print(f"{'ok' if ok else 'FAILED'}: {name} ({len(ranks)} processes)")
+    return ok
 
 
 if __name__ == "__main__":
