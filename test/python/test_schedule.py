@@ -25,8 +25,14 @@ MLP = MESH + """
 !w2 = tensor<32x16xf32, #dist.tensor<#mesh, [1, -1]>>
 func.func @mlp(%x: !x, %w1: !w1 {dist.param = "w1"}, %w2: !w2 {dist.param = "w2"}, %dout: !x,
                %ls: tensor<1xf32> {dist.loss_scale})
-    -> (!x, !w1 {dist.grad = "w1"}, !w2 {dist.grad = "w2"}, !w1) {
+    -> (!x, !w1 {dist.grad = "w1"}, !w2 {dist.grad = "w2"}, !w1, !x) {
   %h = dist.matmul %x, %w1 : !x, !w1 -> !h
+  // The row-parallel output's allreduce (no stream set): the backward's
+  // matmuls come before its only use, so it overlaps them on its role's stream.
+  %op = dist.matmul %h, %w2 : !h, !w2
+      -> tensor<8x16xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>
+  %o = dist.allreduce %op on #mesh axes = [1] reduce = sum
+      : tensor<8x16xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>> -> !x
   %dh, %dw2p = dist.matmul_grad %h, %w2, %dout : !h, !w2, !x
       -> !h, tensor<32x16xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
   %dxp, %dw1p = dist.matmul_grad %x, %w1, %dh : !x, !w1, !h
@@ -39,7 +45,7 @@ func.func @mlp(%x: !x, %w1: !w1 {dist.param = "w1"}, %w2: !w2 {dist.param = "w2"
   %dw2 = dist.allreduce %dw2p on #mesh axes = [0] reduce = avg
       : tensor<32x16xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>> -> !w2
   %upd = arith.subf %w1, %dw1 : !w1
-  return %dx, %dw1, %dw2, %upd : !x, !w1, !w2, !w1
+  return %dx, %dw1, %dw2, %upd, %o : !x, !w1, !w2, !w1, !x
 }
 """
 
@@ -135,6 +141,11 @@ def test_pipeline_schedule(ctx, name):
     assert "dist.check_finite_and_unscale" in ops
     if name == "gpt_block":
         assert "dist.c_identity" in ops
+    else:
+        # Both roles are on their streams, one of them set by role alone.
+        streams = {STREAMS[int(str(op.attributes["stream"]).split(":")[0])]
+                   for op in module.walk() if is_async(op)}
+        assert streams == {"mp", "dp"}
     assert violations(module) == []
 
 

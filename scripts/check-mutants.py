@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Break the compiler on purpose, one change at a time, and check that the
+test meant to observe each behaviour fails.
+
+  scripts/check-mutants.py [BUILD] [--only NAME,...]
+
+Each mutant below is a wrong change someone could make while the printed IR
+still looks plausible. For each: apply it, rebuild, run its tests, expect a
+failure, restore the file. A mutant that survives (its tests still pass) is
+a gap in the suite and makes this script exit non-zero. It takes about a
+minute per mutant on 2 cores, so it is not part of scripts/test.sh; run it
+after changing a pass or the tests that watch it (docs/testing.md).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name, file, text to replace, replacement, tests (lit paths under test/ or
+# pytest files under test/python), what the mutant means.
+MUTANTS = [
+    ("coords-column-major", "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
+     """  auto delinearize = affine::AffineDelinearizeIndexOp::create(
+      b, loc, linear, mesh.getShape(), /*hasOuterBound=*/true);
+  return getAsOpFoldResult(delinearize.getResults());""",
+     """  SmallVector<int64_t> reversed(llvm::reverse(mesh.getShape()));
+  auto delinearize = affine::AffineDelinearizeIndexOp::create(
+      b, loc, linear, reversed, /*hasOuterBound=*/true);
+  SmallVector<OpFoldResult> coords = getAsOpFoldResult(delinearize.getResults());
+  std::reverse(coords.begin(), coords.end());
+  return coords;""",
+     ["Integration/coords.test"], "the MPI lowering unravels coordinates column-major"),
+    ("coords-raw-rank", "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
+     "  if (mesh.hasDefaultProcessIds())\n    return rank;",
+     "  if (mesh.hasDefaultProcessIds() || true)\n    return rank;",
+     ["Integration/coords.test"], "the coordinate is taken from the raw rank, ignoring process_ids"),
+    ("embedding-dp-scale-by-mp", "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
+     "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(dp))));",
+     "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(split.axis))));",
+     ["Integration/embedding.test"], "the dp gradient average divides by the mp size"),
+    ("amp-found-inf-sum", "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
+     "step.mesh, allAxes, ReductionKind::Max, nullptr);",
+     "step.mesh, allAxes, ReductionKind::Sum, nullptr);",
+     ["Integration/amp.test"], "the AMP pass reduces found_inf with SUM (the rule check rejects it)"),
+    ("mpi-max-as-sum", "lib/Conversion/DistToMPI.cpp",
+     "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_MAX;",
+     "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_SUM;",
+     ["Integration/amp.test"], "found_inf's MAX runs as MPI_SUM: two infs sum to 2, truncated to false"),
+    ("amp-multiply-by-scale", "lib/Conversion/DistToLinalg.cpp",
+     "Value inverse = arith::DivFOp::create(rewriter, loc, one, scale);",
+     "Value inverse = arith::MulFOp::create(rewriter, loc, one, scale);",
+     ["Integration/amp.test"], "gradients are multiplied by the loss scale, not its inverse"),
+    ("amp-later-uses-scaled", "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
+     "return user && check->isBeforeInBlock(user);",
+     "return user && isa<func::ReturnOp>(user);",
+     ["Integration/amp.test", "python/test_schedule.py"],
+     "ops after the check keep reading the scaled gradients"),
+    ("async-max-as-sum", "lib/Conversion/DistToMPI.cpp",
+     "rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));",
+     "rewriter, loc, rewriter.getI64IntegerAttr(DIST_REDUCE_SUM));",
+     ["Integration/collectives.test"], "asynchronous allreduces of every kind run as sums"),
+    ("stream-roles-swapped", "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
+     "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::ModelParallel;",
+     "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::DataParallel;",
+     ["python/test_schedule.py"], "model-parallel collectives go to the dp stream"),
+    ("wait-too-early", "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
+     "    if (firstUser)\n      b.setInsertionPoint(firstUser);",
+     "    if (firstUser)\n      b.setInsertionPointAfter(op);",
+     ["python/test_schedule.py"], "the wait comes right after the issue (PaddlePaddle PR 64662)"),
+    ("c-identity-wrong-axis", "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
+     "                                      split.mesh, split.axis, nullptr);",
+     "                                      split.mesh, split.mesh.getRank() - 1 - split.axis, nullptr);",
+     ["python/test_schedule.py"], "c_identity is over the other mesh axis"),
+    ("overlap-allreduce-after-dy", "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
+     "  rewriter.replaceOp(allreduce, reduced.getResult());",
+     "  reduced->moveAfter(dy);\n  rewriter.replaceOp(allreduce, reduced.getResult());",
+     ["python/test_schedule.py"], "the dX allreduce is issued after the dY matmul"),
+    ("dropout-local-index", "lib/Conversion/DistToLinalg.cpp",
+     "            if (offsets[d])\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
+     "            if (offsets[d] && false)\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
+     ["Integration/dropout.test"], "dropout masks hash the local index: every shard draws the same mask"),
+    ("dropout-other-axis", "lib/Conversion/DistToLinalg.cpp",
+     "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);",
+     "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[coords.size() - 1 - axis]);",
+     ["Integration/dropout.test"], "a shard's offset uses the coordinate of the other mesh axis"),
+]
+
+
+def run(cmd, cwd, timeout=900):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def tests_fail(build, tests):
+    """Whether any of `tests` fails (or does not build)."""
+    env = dict(os.environ, PATH="/usr/lib/llvm-22/bin:" + os.environ["PATH"],
+               PYTHONPATH=os.path.join(build, "python_packages"))
+    for test in tests:
+        if test.startswith("python/"):
+            cmd = ["/usr/bin/python3", "-m", "pytest", "-q", "-x",
+                   os.path.join(ROOT, "test", test)]
+        else:
+            cmd = ["lit", "-q", os.path.join(build, "test", test)]
+        if subprocess.run(cmd, cwd=build, env=env, capture_output=True,
+                          timeout=900).returncode != 0:
+            return test
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    build = os.path.abspath(args.build)
+    # Unmutated, every test must pass, or each mutant would look caught.
+    if run(["ninja", "-j2"], build).returncode != 0:
+        sys.exit("check-mutants: the unmutated build fails")
+    all_tests = sorted({t for m in MUTANTS for t in m[4]})
+    broken = tests_fail(build, all_tests)
+    if broken:
+        sys.exit(f"check-mutants: {broken} fails without a mutant")
+    survivors = []
+    for name, path, old, new, tests, meaning in MUTANTS:
+        if only and name not in only:
+            continue
+        full = os.path.join(ROOT, path)
+        original = open(full).read()
+        if original.count(old) != 1:
+            print(f"STALE {name}: the text to change is not in {path} exactly once")
+            survivors.append(name)
+            continue
+        start = time.time()
+        try:
+            with open(full, "w") as f:
+                f.write(original.replace(old, new))
+            built = run(["ninja", "-j2"], build).returncode == 0
+            caught = "the build" if not built else tests_fail(build, tests)
+        finally:
+            with open(full, "w") as f:
+                f.write(original)
+        status = f"killed by {caught}" if caught else "SURVIVED"
+        print(f"{name}: {status} ({meaning}; {time.time() - start:.0f} s)", flush=True)
+        if not caught:
+            survivors.append(name)
+    run(["ninja", "-j2"], build)
+    print(f"mutants: {len(survivors)} survived")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
