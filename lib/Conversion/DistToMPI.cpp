@@ -598,10 +598,28 @@ struct ConvertDistToMPIPass
     return result;
   }
 
+  /// A program that is run starts at its entry: without a callable
+  /// () -> () body there, MPI would never be initialised.
+  LogicalResult checkEntry(ModuleOp module) {
+    auto main = module.lookupSymbol<func::FuncOp>(entry);
+    if (!main)
+      return module.emitError("the entry function @")
+             << entry << " is not in the module";
+    if (main.isExternal())
+      return main.emitError("the entry function @")
+             << entry << " is a declaration without a body";
+    if (main.getNumArguments() != 0 || main.getNumResults() != 0)
+      return main.emitError("the entry function @")
+             << entry << " must take no arguments and return nothing, not "
+             << main.getFunctionType();
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (failed(checkMeshes(module)))
+    if (failed(checkMeshes(module)) ||
+        (requireEntry && failed(checkEntry(module))))
       return signalPassFailure();
 
     DistTypeConverter converter;

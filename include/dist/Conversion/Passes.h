@@ -26,6 +26,11 @@ struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
       llvm::cl::desc("Trace every collective through the runtime (see "
                      "--convert-dist-to-mpi)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> requireEntry{
+      *this, "require-entry",
+      llvm::cl::desc("Fail unless the entry is a () -> () function with a "
+                     "body (see --convert-dist-to-mpi)"),
+      llvm::cl::init(false)};
 };
 
 /// dist -> linalg/mpi -> bufferized loops -> the LLVM dialect.

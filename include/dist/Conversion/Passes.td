@@ -102,6 +102,9 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
     Option<"traceCollectives", "trace-collectives", "bool", "false",
            "Call the runtime's dist_trace_collective before every collective "
            "that communicates (for dist-run's reports and checks)">,
+    Option<"requireEntry", "require-entry", "bool", "false",
+           "Fail unless the entry function exists, has a body, takes no "
+           "arguments and returns nothing (for programs that are run)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
