@@ -244,6 +244,15 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
 } // namespace
 
 extern "C" {
+void dist_check_world_size(int64_t expected) {
+  int size = 0;
+  check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size failed");
+  if (size != expected)
+    fatalf("the program was lowered for %lld processes (world-size) but "
+           "runs on %d",
+           static_cast<long long>(expected), size);
+}
+
 int64_t dist_comm_get(int64_t group, int64_t color, int64_t key) {
   Runtime &rt = runtime();
   if (group < 0 || group > (1 << 20))

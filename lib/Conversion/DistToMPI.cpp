@@ -533,13 +533,26 @@ void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
                       ProcessCoordOp>();
 }
 
-void mlir::dist::addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime) {
+LogicalResult mlir::dist::addMPIInitAndFinalize(func::FuncOp entry,
+                                                bool withRuntime,
+                                                int64_t worldSize) {
   // A second lowering (the other order, or a pipeline after a pass) finds
   // the entry bracketed already.
   if (!entry.getOps<mpi::InitOp>().empty())
-    return;
+    return success();
   OpBuilder b = OpBuilder::atBlockBegin(&entry.getBody().front());
   mpi::InitOp::create(b, entry.getLoc(), TypeRange{});
+  if (worldSize > 0) {
+    // A launcher's process count is not known when the program is lowered.
+    func::FuncOp check = getOrDeclareRuntimeFunction(
+        b, entry, DIST_RUNTIME_CHECK_WORLD_SIZE,
+        b.getFunctionType({b.getI64Type()}, {}), /*cInterface=*/false);
+    if (!check)
+      return failure();
+    Value expected = arith::ConstantOp::create(b, entry.getLoc(),
+                                               b.getI64IntegerAttr(worldSize));
+    func::CallOp::create(b, entry.getLoc(), check, expected);
+  }
   ModuleOp module = entry->getParentOfType<ModuleOp>();
   entry.walk([&](func::ReturnOp ret) {
     b.setInsertionPoint(ret);
@@ -557,6 +570,7 @@ void mlir::dist::addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime) {
     }
     mpi::FinalizeOp::create(b, ret.getLoc(), TypeRange{});
   });
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -634,8 +648,9 @@ struct ConvertDistToMPIPass
       return signalPassFailure();
 
     if (auto main = module.lookupSymbol<func::FuncOp>(entry);
-        main && !main.isExternal())
-      addMPIInitAndFinalize(main, state.usesRuntime());
+        main && !main.isExternal() &&
+        failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))
+      return signalPassFailure();
     // MLIR's MPI-to-LLVM conversion asks the module which MPI it targets;
     // --dist-strip-dlti takes the entry off again after it.
     DataLayoutEntryInterface mpich =

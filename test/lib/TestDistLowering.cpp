@@ -53,8 +53,9 @@ struct TestDistLowerAsOne
     dist::populateDistToMPIConversionPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
-    if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-      dist::addMPIInitAndFinalize(main, state.usesRuntime());
+    if (auto main = module.lookupSymbol<func::FuncOp>("main");
+        main && failed(dist::addMPIInitAndFinalize(main, state.usesRuntime())))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -73,9 +73,13 @@ void addDistToMPIIllegalOps(ConversionTarget &target);
 
 /// Brackets `entry` with `mpi.init` (first) and `mpi.finalize` (before each
 /// return); with `withRuntime`, the runtime's finalisation comes right
-/// before each `mpi.finalize`. Run after the conversion; does nothing when
-/// `entry` already calls `mpi.init`.
-void addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime);
+/// before each `mpi.finalize`. With `worldSize` > 0, the runtime checks
+/// right after `mpi.init` that the program runs on that many processes. Run
+/// after the conversion; does nothing when `entry` already calls `mpi.init`.
+/// Fails (with an error) when the module uses the runtime's check name for
+/// something else.
+LogicalResult addMPIInitAndFinalize(func::FuncOp entry, bool withRuntime,
+                                    int64_t worldSize = 0);
 
 /// This process's rank in MPI_COMM_WORLD, as an index.
 Value buildWorldRank(OpBuilder &b, Location loc);

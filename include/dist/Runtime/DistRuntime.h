@@ -67,6 +67,13 @@ int64_t _mlir_ciface_dist_iallreduce_i64(DistMemRef1D *send, DistMemRef1D *recv,
  *   MLIR: (i64) -> () */
 void dist_wait(int64_t request);
 
+/* Stops every process with a message unless MPI_COMM_WORLD has `expected`
+ * processes: the program was lowered for that many (world-size), and on
+ * another count its meshes would not match the processes. Called right after
+ * MPI_Init by the entry of a program lowered with world-size set.
+ *   MLIR: (i64) -> () */
+void dist_check_world_size(int64_t expected);
+
 /* Frees every communicator and checks that no request is pending. Called
  * right before MPI_Finalize. With DIST_RUNTIME_DEBUG=1 in the environment it
  * prints what it freed to stderr.
@@ -113,6 +120,7 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
 #define DIST_RUNTIME_IALLREDUCE_PREFIX "dist_iallreduce_"
 #define DIST_RUNTIME_WAIT "dist_wait"
 #define DIST_RUNTIME_FINALIZE "dist_runtime_finalize"
+#define DIST_RUNTIME_CHECK_WORLD_SIZE "dist_check_world_size"
 #define DIST_RUNTIME_INDEX_ERROR "dist_index_error"
 #define DIST_RUNTIME_RANDOM_SEED "dist_random_seed"
 #define DIST_RUNTIME_TRACE_COLLECTIVE "dist_trace_collective"
