@@ -70,6 +70,7 @@ tools = [
     ToolSubst("not", unresolved="fatal"),
     ToolSubst("count", unresolved="fatal"),
     ToolSubst("dist-run", unresolved="fatal"),
+    ToolSubst("dist-compile", unresolved="fatal"),
     ToolSubst("dist-capi-test", unresolved="fatal"),
     ToolSubst("dist-lsp-server", unresolved="fatal"),
     ToolSubst("dist-reduce", unresolved="fatal"),

@@ -53,7 +53,7 @@ def _parse_prints(text):
 
 
 def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
-               seed=None):
+               seed=None, native=False, hosts=None):
     """Lowers `module` (a dist.Module or IR text) with dist-run, runs it on
     `procs` MPICH processes and returns, for each rank, the list of arrays
     its program printed (FunctionBuilder.print), as numpy arrays.
@@ -61,36 +61,51 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     `pass_flags` are dist-opt flags applied before lowering, e.g.
     "--dist-auto-parallel". `timeout` (seconds) bounds the run: dist-run
     then stops every process. `seed` is the run seed of unseeded random ops
-    (dist-run picks one when None). Raises RunError when lowering or running
-    fails or times out.
+    (dist-run picks one when None). With `native`, the program is built into
+    a native executable (dist-compile) and that is run instead of the JIT.
+    `hosts` ("a,b" or a list) are the hosts mpirun starts the processes on.
+    Raises RunError when lowering, building or running fails or times out.
     """
     text = module if isinstance(module, str) else str(module)
+    dist_run = _find_dist_run()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "program.mlir")
         with open(path, "w") as f:
             f.write(text)
-        cmd = [_find_dist_run(), "-n", str(procs), "--entry", entry,
-               f"--timeout={timeout}", path]
+        common = ["-n", str(procs), "--entry", entry, f"--timeout={timeout}"]
+        if pass_flags:
+            common.append(f"--pass-flags={pass_flags}")
+        if native:
+            exe = os.path.join(tmp, "program")
+            _dist_run([dist_run, "--build", exe, path] + common, timeout)
+            cmd = [dist_run, "-n", str(procs), f"--timeout={timeout}", exe]
+        else:
+            cmd = [dist_run, path] + common
         if seed is not None:
             cmd.append(f"--seed={seed}")
-        if pass_flags:
-            cmd.append(f"--pass-flags={pass_flags}")
-        # dist-run enforces the timeout and cleans up after itself; this
-        # one is a backstop for dist-run itself.
-        try:
-            out = subprocess.run(cmd, capture_output=True, text=True,
-                                 timeout=timeout + 60)
-        except subprocess.TimeoutExpired as e:
-            raise RunError(f"dist-run did not stop after {timeout} s", -1,
-                           e.stderr or "") from None
+        if hosts:
+            cmd.append("--hosts=" + (hosts if isinstance(hosts, str) else ",".join(hosts)))
+        out = _dist_run(cmd, timeout)
+    sections = re.split(r"^== rank (\d+) ==$", out.stdout, flags=re.M)
+    results = [None] * procs
+    for rank, body in zip(sections[1::2], sections[2::2]):
+        results[int(rank)] = _parse_prints(body)
+    return results
+
+
+def _dist_run(cmd, timeout):
+    # dist-run enforces the timeout and cleans up after itself; this one is
+    # a backstop for dist-run itself.
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True,
+                             timeout=timeout + 60)
+    except subprocess.TimeoutExpired as e:
+        raise RunError(f"dist-run did not stop after {timeout} s", -1,
+                       e.stderr or "") from None
     if out.returncode == 124:
         raise RunError(f"dist-run timed out after {timeout} s", 124,
                        out.stderr)
     if out.returncode != 0:
         raise RunError(f"dist-run exited {out.returncode}", out.returncode,
                        out.stderr)
-    sections = re.split(r"^== rank (\d+) ==$", out.stdout, flags=re.M)
-    results = [None] * procs
-    for rank, body in zip(sections[1::2], sections[2::2]):
-        results[int(rank)] = _parse_prints(body)
-    return results
+    return out

@@ -327,9 +327,31 @@ def collectives_expected(procs):
 # Running and comparing
 #===------------------------------------------------------------------------===#
 
-def run(module, procs, flags=""):
-    ranks = dist.run_on_mpi(module, procs, pass_flags=flags)
+# Set by --native and --hosts: how the SPMD programs run.
+NATIVE, HOSTS = False, None
+NATIVE_OK = [True]
+
+
+def flat(ranks):
     return [[a.reshape(-1) for a in arrays] for arrays in ranks]
+
+
+def run(module, procs, flags=""):
+    """Every rank's printed arrays; with --native the program also runs as
+    a native executable (dist-compile), which must print exactly the same."""
+    if procs == 1:
+        return flat(dist.run_on_mpi(module, 1, pass_flags=flags))
+    ranks = flat(dist.run_on_mpi(module, procs, pass_flags=flags, hosts=HOSTS))
+    if NATIVE:
+        native = flat(dist.run_on_mpi(module, procs, pass_flags=flags, native=True,
+                                      hosts=HOSTS))
+        same = len(native) == len(ranks) and all(
+            len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+            for a, b in zip(ranks, native))
+        print(f"{'ok' if same else 'FAILED'}: native executable prints what the JIT "
+              f"prints ({procs} processes{', ' + flags if flags else ''})")
+        NATIVE_OK[0] &= same
+    return ranks
 
 
 def close(a, b):
@@ -359,7 +381,12 @@ def main():
     parser.add_argument("--procs", default="2,4")
     parser.add_argument("--meshes", default="1x2,2x2",
                         help="[dp, mp] meshes of the embedding and dropout cases")
+    parser.add_argument("--native", action="store_true",
+                        help="also run each SPMD program as a native executable")
+    parser.add_argument("--hosts", help="run the SPMD programs on these hosts (mpirun -hosts)")
     args = parser.parse_args()
+    global NATIVE, HOSTS
+    NATIVE, HOSTS = args.native, args.hosts
     ctx = dist.Context()
     ok = True
     if args.case == "embedding":
@@ -370,7 +397,7 @@ def main():
                                  ("auto-parallel", "--dist-auto-parallel")]:
                 ok &= check(f"embedding [{dp}, {mp}] {label}", ref,
                             run(spmd, dp * mp, flags))
-        sys.exit(0 if ok else 1)
+        sys.exit(0 if ok and NATIVE_OK[0] else 1)
     if args.case == "dropout":
         for dp, mp in meshes(args.meshes):
             serial, spmd, dims = dropout(ctx, dp, mp)
@@ -387,7 +414,7 @@ def main():
                 ok &= check(name, ref, [arrays[:len(ref)] for arrays in ranks])
                 ok &= check_local_masks(name, spmd_mesh(ctx, dp, mp), ranks, dims,
                                         len(ref))
-        sys.exit(0 if ok else 1)
+        sys.exit(0 if ok and NATIVE_OK[0] else 1)
     for procs in [int(n) for n in args.procs.split(",")]:
         if args.case in ("mlp", "mlp3"):
             serial, spmd = mlp(ctx, procs, args.case == "mlp3")
@@ -405,7 +432,7 @@ def main():
             expected = collectives_expected(procs)
             ok &= check_each("allreduce " + ", ".join(REDUCTIONS) + ", async and sync",
                              ranks, lambda r: expected)
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if ok and NATIVE_OK[0] else 1)
 
 
 def spmd_mesh(ctx, dp, mp):

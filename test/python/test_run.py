@@ -26,6 +26,9 @@ def test_run_on_mpi_returns_each_ranks_arrays(ctx):
         local, total = arrays
         assert local.shape == (2, 3) and np.all(local == rank)
         assert np.all(total == 1.0)
+    # The same as a native executable (dist-compile), on two host names.
+    native = dist.run_on_mpi(m, 2, native=True, hosts=["localhost", "127.0.0.1"])
+    assert all(np.array_equal(a, b) for r, n in zip(ranks, native) for a, b in zip(r, n))
 
 
 @requires_mpich
