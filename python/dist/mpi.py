@@ -69,18 +69,18 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     text = module if isinstance(module, str) else str(module)
     dist_run = _find_dist_run()
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "program.mlir")
-        with open(path, "w") as f:
-            f.write(text)
-        common = ["-n", str(procs), "--entry", entry, f"--timeout={timeout}"]
-        if pass_flags:
-            common.append(f"--pass-flags={pass_flags}")
         if native:
-            exe = os.path.join(tmp, "program")
-            _dist_run([dist_run, "--build", exe, path] + common, timeout)
+            exe = build_native(text, procs, os.path.join(tmp, "program"), entry,
+                               pass_flags, timeout)
             cmd = [dist_run, "-n", str(procs), f"--timeout={timeout}", exe]
         else:
-            cmd = [dist_run, path] + common
+            path = os.path.join(tmp, "program.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+            cmd = [dist_run, path, "-n", str(procs), "--entry", entry,
+                   f"--timeout={timeout}"]
+            if pass_flags:
+                cmd.append(f"--pass-flags={pass_flags}")
         if seed is not None:
             cmd.append(f"--seed={seed}")
         if hosts:
@@ -91,6 +91,31 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     for rank, body in zip(sections[1::2], sections[2::2]):
         results[int(rank)] = _parse_prints(body)
     return results
+
+
+def build_native(module, procs, output, entry="main", pass_flags="", timeout=300):
+    """Builds `module` (a dist.Module or IR text) into the native MPI
+    executable `output` for `procs` processes (dist-compile): it needs only
+    MPICH and libc where it runs. Returns the executable's path; raises
+    RunError when lowering or linking fails."""
+    text = module if isinstance(module, str) else str(module)
+    output = os.path.abspath(output)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "program.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        cmd = [_find_dist_run(), "--build", output, path, "-n", str(procs),
+               "--entry", entry, f"--timeout={timeout}"]
+        if pass_flags:
+            cmd.append(f"--pass-flags={pass_flags}")
+        _dist_run(cmd, timeout)
+    return output
+
+
+def parse_rank_output(text):
+    """The arrays one rank printed (FunctionBuilder.print), from its output:
+    for executables started by another launcher."""
+    return _parse_prints(text)
 
 
 def _dist_run(cmd, timeout):
