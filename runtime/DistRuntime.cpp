@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -51,6 +52,21 @@ struct Request {
   int64_t traceNumber = -1;
   const char *site = nullptr;
   int64_t siteSize = 0;
+  // Timeline: when it was issued (negative: not recorded), its description
+  // and its stream.
+  double eventBegin = -1;
+  std::string eventName;
+  int64_t stream = 0;
+};
+
+/// One interval of the timeline, in microseconds of CLOCK_REALTIME (the
+/// processes of one run share it on one machine; dist-run aligns hosts'
+/// files at their earliest event).
+struct Event {
+  std::string name;
+  const char *category;
+  int64_t tid;
+  double begin, end;
 };
 
 struct Runtime {
@@ -67,6 +83,18 @@ struct Runtime {
   int64_t traced = 0;
   const char *lastSite = nullptr;
   int64_t lastSiteSize = 0;
+  // Timeline (DIST_RUN_EVENTS_DIR set): the events so far; where the
+  // compute interval now running began (negative: none); the collective
+  // being issued; the request started last; per stream, the end of the last
+  // interval on each lane (lanes keep overlapping requests of one stream
+  // apart, so that each thread of the trace nests).
+  std::vector<Event> events;
+  double computeBegin = -1;
+  std::string pendingSite;
+  int64_t pendingStream = 0;
+  double pendingBegin = 0;
+  int64_t lastRequest = -1;
+  std::unordered_map<int64_t, std::vector<double>> laneEnds;
 };
 
 Runtime &runtime() {
@@ -236,15 +264,138 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
     int64_t handle = rt.freeRequests.back();
     rt.freeRequests.pop_back();
     rt.requests[handle] = entry;
+    rt.lastRequest = handle;
     return handle;
   }
   rt.requests.push_back(entry);
-  return static_cast<int64_t>(rt.requests.size()) - 1;
+  rt.lastRequest = static_cast<int64_t>(rt.requests.size()) - 1;
+  return rt.lastRequest;
+}
+
+/// Whether this run records a timeline (DIST_RUN_EVENTS_DIR is set).
+bool eventsOn() {
+  static const bool on = [] {
+    const char *dir = std::getenv("DIST_RUN_EVENTS_DIR");
+    return dir && *dir;
+  }();
+  return on;
+}
+
+double nowMicros() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/// Ends the compute interval running, if any, at `t`.
+void closeCompute(double t) {
+  Runtime &rt = runtime();
+  if (rt.computeBegin >= 0 && t > rt.computeBegin)
+    rt.events.push_back({"compute", "compute", 0, rt.computeBegin, t});
+  rt.computeBegin = -1;
+}
+
+const char *streamName(int64_t stream) {
+  switch (stream) {
+  case 1:
+    return "mp";
+  case 2:
+    return "dp";
+  case 3:
+    return "sharding";
+  default:
+    return "compute";
+  }
+}
+
+/// The trace thread of an interval [begin, ...) of `stream`: stream * 100 +
+/// the first lane whose last interval has ended by `begin`.
+int64_t streamLane(int64_t stream, double begin, double end) {
+  std::vector<double> &lanes = runtime().laneEnds[stream];
+  size_t lane = 0;
+  while (lane < lanes.size() && lanes[lane] > begin)
+    ++lane;
+  if (lane == lanes.size())
+    lanes.push_back(end);
+  else
+    lanes[lane] = end;
+  return stream * 100 + static_cast<int64_t>(lane);
+}
+
+void appendJSONString(std::string &out, const std::string &text) {
+  out += '"';
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+}
+
+/// Writes this process's timeline as a JSON array of Chrome trace events to
+/// DIST_RUN_EVENTS_DIR/rank.R.json.
+void writeEvents() {
+  Runtime &rt = runtime();
+  closeCompute(nowMicros());
+  int rank = worldRank();
+  std::string out = "[\n";
+  char buffer[256];
+  auto meta = [&](const char *name, int64_t tid, const std::string &value) {
+    std::snprintf(buffer, sizeof(buffer),
+                  "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %d, "
+                  "\"tid\": %lld, \"args\": {\"name\": ",
+                  name, rank, static_cast<long long>(tid));
+    out += buffer;
+    appendJSONString(out, value);
+    out += "}},\n";
+  };
+  meta("process_name", 0, "rank " + std::to_string(rank));
+  meta("thread_name", 0, "compute stream");
+  for (auto &[stream, lanes] : rt.laneEnds)
+    for (size_t lane = 0; lane < lanes.size(); ++lane)
+      meta("thread_name", stream * 100 + static_cast<int64_t>(lane),
+           std::string(streamName(stream)) + " stream" +
+               (lane ? " (" + std::to_string(lane + 1) + ")" : ""));
+  std::snprintf(buffer, sizeof(buffer),
+                "{\"ph\": \"M\", \"name\": \"dist_collectives\", \"pid\": "
+                "%d, \"tid\": 0, \"args\": {\"count\": %lld}}",
+                rank, static_cast<long long>(rt.traced));
+  out += buffer;
+  for (const Event &event : rt.events) {
+    out += ",\n{\"name\": ";
+    appendJSONString(out, event.name);
+    std::snprintf(buffer, sizeof(buffer),
+                  ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
+                  "\"dur\": %.3f, \"pid\": %d, \"tid\": %lld}",
+                  event.category, event.begin, event.end - event.begin, rank,
+                  static_cast<long long>(event.tid));
+    out += buffer;
+  }
+  out += "\n]\n";
+  std::string path = std::string(std::getenv("DIST_RUN_EVENTS_DIR")) +
+                     "/rank." + std::to_string(rank) + ".json";
+  FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    fatalf("cannot write the timeline to %s: %s", path.c_str(),
+           std::strerror(errno));
+  bool ok = std::fwrite(out.data(), 1, out.size(), file) == out.size();
+  if (std::fclose(file) != 0 || !ok)
+    fatalf("cannot write the timeline to %s", path.c_str());
 }
 } // namespace
 
 extern "C" {
 void dist_check_world_size(int64_t expected) {
+  // Right after MPI_Init: the timeline's first compute interval starts.
+  if (eventsOn())
+    runtime().computeBegin = nowMicros();
   int size = 0;
   check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size failed");
   if (size != expected)
@@ -301,6 +452,11 @@ void dist_wait(int64_t handle) {
   if (entry.site)
     traceState("waiting for collective #" + std::to_string(entry.traceNumber) +
                ": " + siteText(entry.site, entry.siteSize));
+  double waitBegin = 0;
+  if (entry.eventBegin >= 0) {
+    waitBegin = nowMicros();
+    closeCompute(waitBegin);
+  }
   check(MPI_Wait(&entry.request, MPI_STATUS_IGNORE), "MPI_Wait failed");
   if (entry.average) {
     int size = 1;
@@ -310,6 +466,15 @@ void dist_wait(int64_t handle) {
     else
       divide<double>(entry.recv, entry.count, size);
   }
+  if (entry.eventBegin >= 0) {
+    double waitEnd = nowMicros();
+    rt.events.push_back(
+        {"wait " + entry.eventName, "wait", 0, waitBegin, waitEnd});
+    rt.events.push_back({entry.eventName, "collective",
+                         streamLane(entry.stream, entry.eventBegin, waitEnd),
+                         entry.eventBegin, waitEnd});
+    rt.computeBegin = waitEnd;
+  }
   entry = Request();
   rt.freeRequests.push_back(handle);
   ++rt.requestsCompleted;
@@ -317,6 +482,8 @@ void dist_wait(int64_t handle) {
 
 void dist_runtime_finalize(void) {
   Runtime &rt = runtime();
+  if (eventsOn())
+    writeEvents();
   int64_t pending = rt.requestsStarted - rt.requestsCompleted;
   if (pending != 0)
     fatal("requests were never waited for", pending);
@@ -363,9 +530,18 @@ int64_t dist_random_seed(int64_t site) {
 }
 
 void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
-                                        int64_t count, int64_t comm) {
+                                        int64_t count, int64_t stream,
+                                        int64_t comm) {
   Runtime &rt = runtime();
   const char *text = static_cast<const char *>(site->aligned) + site->offset;
+  if (eventsOn()) {
+    // The group check below, if on, counts as part of the collective.
+    double t = nowMicros();
+    closeCompute(t);
+    rt.pendingSite = siteText(text, site->size);
+    rt.pendingStream = stream;
+    rt.pendingBegin = t;
+  }
   int64_t number = rt.traced++;
   rt.lastSite = text;
   rt.lastSiteSize = site->size;
@@ -395,5 +571,26 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
   // them stops the program.
   MPI_Barrier(group);
   MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void dist_trace_collective_end(void) {
+  if (!eventsOn())
+    return;
+  Runtime &rt = runtime();
+  double t = nowMicros();
+  if (rt.pendingStream == 0) {
+    rt.events.push_back({rt.pendingSite, "collective", 0, rt.pendingBegin, t});
+  } else {
+    rt.events.push_back(
+        {"issue " + rt.pendingSite, "issue", 0, rt.pendingBegin, t});
+    if (rt.lastRequest >= 0 &&
+        static_cast<size_t>(rt.lastRequest) < rt.requests.size()) {
+      Request &request = rt.requests[rt.lastRequest];
+      request.eventBegin = rt.pendingBegin;
+      request.eventName = rt.pendingSite;
+      request.stream = rt.pendingStream;
+    }
+  }
+  rt.computeBegin = t;
 }
 }

@@ -339,6 +339,8 @@ public:
                                           cast<MemRefType>(flat.getType()));
       mpi::AllReduceOp::create(rewriter, loc, Type(), flat, out,
                                reduction->mpiKind, comm);
+      if (comm && failed(traceIssued(rewriter, op)))
+        return failure();
       Value result = unflatten(rewriter, loc, out, widenedType);
       if (reduction->kind == DIST_REDUCE_AVG)
         result = averageOver(rewriter, loc, result, groupSize);
@@ -383,12 +385,29 @@ public:
       request = func::CallOp::create(rewriter, loc, start,
                                      ValueRange{sendAny, recvAny, kind, comm})
                     .getResult(0);
+      if (failed(traceIssued(rewriter, op)))
+        return failure();
     }
     rewriter.replaceOpWithMultiple(op, {{recv, request}});
     return success();
   }
 
 private:
+  /// With events traced, tells the runtime that the collective it was told
+  /// about last has been issued (a blocking one: has completed).
+  LogicalResult traceIssued(ConversionPatternRewriter &rewriter,
+                            OpTy op) const {
+    if (!state.tracesEvents())
+      return success();
+    func::FuncOp end = state.getRuntimeFunction(
+        rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE_END,
+        rewriter.getFunctionType({}, {}), /*cInterface=*/false);
+    if (!end)
+      return failure();
+    func::CallOp::create(rewriter, op.getLoc(), end, ValueRange{});
+    return success();
+  }
+
   /// With tracing on, tells the runtime which collective this process
   /// starts: a description for reports and a signature (what, how and how
   /// many) that the runtime's check compares across the group.
@@ -411,7 +430,7 @@ private:
     auto string = MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type());
     func::FuncOp trace = state.getRuntimeFunction(
         rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE,
-        rewriter.getFunctionType({string, i64, i64, comm.getType()}, {}),
+        rewriter.getFunctionType({string, i64, i64, i64, comm.getType()}, {}),
         /*cInterface=*/true);
     if (!trace)
       return failure();
@@ -422,8 +441,16 @@ private:
         rewriter.getI64IntegerAttr(int64_t(llvm::xxh3_64bits(what) >> 2)));
     Value countValue = arith::ConstantOp::create(
         rewriter, loc, rewriter.getI64IntegerAttr(count));
-    func::CallOp::create(rewriter, loc, trace,
-                         ValueRange{text, signature, countValue, comm});
+    auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    int64_t stream = 0;
+    if (collective.isAsync())
+      stream = static_cast<int64_t>(
+          collective.getStream().value_or(StreamKind::Compute));
+    Value streamValue = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getI64IntegerAttr(stream));
+    func::CallOp::create(
+        rewriter, loc, trace,
+        ValueRange{text, signature, countValue, streamValue, comm});
     return success();
   }
 
@@ -641,7 +668,7 @@ struct ConvertDistToMPIPass
     configureDistConversionTarget(target, converter);
     addDistToMPIIllegalOps(target);
     RewritePatternSet patterns(ctx);
-    DistToMPIState state(module, traceCollectives);
+    DistToMPIState state(module, traceCollectives, traceEvents);
     populateDistEncodingDropPatterns(converter, patterns);
     populateDistToMPIConversionPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -15,9 +15,9 @@ using namespace mlir::dist;
 void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
                                          const DistToLLVMOptions &options) {
   pm.addPass(createConvertDistToLinalg());
-  pm.addPass(createConvertDistToMPI(
-      ConvertDistToMPIOptions{options.entry, options.worldSize,
-                              options.traceCollectives, options.requireEntry}));
+  pm.addPass(createConvertDistToMPI(ConvertDistToMPIOptions{
+      options.entry, options.worldSize, options.traceCollectives,
+      options.traceEvents, options.requireEntry}));
   // The upstream half: the passes that take MLIR 22 from linalg on tensors
   // to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

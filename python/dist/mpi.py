@@ -53,7 +53,7 @@ def _parse_prints(text):
 
 
 def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
-               seed=None, native=False, hosts=None):
+               seed=None, native=False, hosts=None, trace=None):
     """Lowers `module` (a dist.Module or IR text) with dist-run, runs it on
     `procs` MPICH processes and returns, for each rank, the list of arrays
     its program printed (FunctionBuilder.print), as numpy arrays.
@@ -64,14 +64,16 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     (dist-run picks one when None). With `native`, the program is built into
     a native executable (dist-compile) and that is run instead of the JIT.
     `hosts` ("a,b" or a list) are the hosts mpirun starts the processes on.
-    Raises RunError when lowering, building or running fails or times out.
+    With `trace` (a path), the run's Chrome trace is written there (dist-run
+    --trace). Raises RunError when lowering, building or running fails or
+    times out.
     """
     text = module if isinstance(module, str) else str(module)
     dist_run = _find_dist_run()
     with tempfile.TemporaryDirectory() as tmp:
         if native:
             exe = build_native(text, procs, os.path.join(tmp, "program"), entry,
-                               pass_flags, timeout)
+                               pass_flags, timeout, traced=bool(trace))
             cmd = [dist_run, "-n", str(procs), f"--timeout={timeout}", exe]
         else:
             path = os.path.join(tmp, "program.mlir")
@@ -85,6 +87,8 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
             cmd.append(f"--seed={seed}")
         if hosts:
             cmd.append("--hosts=" + (hosts if isinstance(hosts, str) else ",".join(hosts)))
+        if trace:
+            cmd.append("--trace=" + os.path.abspath(trace))
         out = _dist_run(cmd, timeout)
     sections = re.split(r"^== rank (\d+) ==$", out.stdout, flags=re.M)
     results = [None] * procs
@@ -93,10 +97,12 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     return results
 
 
-def build_native(module, procs, output, entry="main", pass_flags="", timeout=300):
+def build_native(module, procs, output, entry="main", pass_flags="", timeout=300,
+                 traced=False):
     """Builds `module` (a dist.Module or IR text) into the native MPI
     executable `output` for `procs` processes (dist-compile): it needs only
-    MPICH and libc where it runs. Returns the executable's path; raises
+    MPICH and libc where it runs; `traced` instruments it for dist-run
+    --trace. Returns the executable's path; raises
     RunError when lowering or linking fails."""
     text = module if isinstance(module, str) else str(module)
     output = os.path.abspath(output)
@@ -108,6 +114,8 @@ def build_native(module, procs, output, entry="main", pass_flags="", timeout=300
                "--entry", entry, f"--timeout={timeout}"]
         if pass_flags:
             cmd.append(f"--pass-flags={pass_flags}")
+        if traced:
+            cmd.append("--trace=" + os.path.join(tmp, "unused.json"))
         _dist_run(cmd, timeout)
     return output
 

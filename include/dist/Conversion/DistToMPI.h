@@ -21,11 +21,16 @@ namespace dist {
 class DistToMPIState {
 public:
   /// With `traceCollectives`, every collective that communicates first
-  /// calls the runtime's tracing entry point.
-  explicit DistToMPIState(ModuleOp module, bool traceCollectives = false)
-      : module(module), traceCollectives(traceCollectives) {}
+  /// calls the runtime's tracing entry point; with `traceEvents` as well,
+  /// it calls the runtime again when it has been issued, so that the runtime
+  /// can time it (dist-run --trace).
+  explicit DistToMPIState(ModuleOp module, bool traceCollectives = false,
+                          bool traceEvents = false)
+      : module(module), traceCollectives(traceCollectives || traceEvents),
+        traceEvents(traceEvents) {}
 
   bool tracesCollectives() const { return traceCollectives; }
+  bool tracesEvents() const { return traceEvents; }
 
   /// This process's coordinates in `mesh` (one index per axis), computed at
   /// the start of the function that contains `user`.
@@ -53,6 +58,7 @@ private:
 
   ModuleOp module;
   bool traceCollectives;
+  bool traceEvents;
   llvm::DenseMap<Operation *, Operation *> lastEntryOp;
   llvm::DenseMap<std::pair<Operation *, Attribute>, SmallVector<Value>> coords;
   llvm::DenseMap<std::tuple<Operation *, Attribute, Attribute>, Value> comms;

@@ -26,6 +26,11 @@ struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
       llvm::cl::desc("Trace every collective through the runtime (see "
                      "--convert-dist-to-mpi)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> traceEvents{
+      *this, "trace-events",
+      llvm::cl::desc("Record a timeline of collectives through the runtime "
+                     "(see --convert-dist-to-mpi)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> requireEntry{
       *this, "require-entry",
       llvm::cl::desc("Fail unless the entry is a () -> () function with a "

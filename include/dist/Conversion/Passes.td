@@ -102,6 +102,10 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
     Option<"traceCollectives", "trace-collectives", "bool", "false",
            "Call the runtime's dist_trace_collective before every collective "
            "that communicates (for dist-run's reports and checks)">,
+    Option<"traceEvents", "trace-events", "bool", "false",
+           "Also call the runtime's dist_trace_collective_end after every "
+           "collective is issued, so that it can record a timeline (implies "
+           "trace-collectives; for dist-run --trace)">,
     Option<"requireEntry", "require-entry", "bool", "false",
            "Fail unless the entry function exists, has a body, takes no "
            "arguments and returns nothing (for programs that are run)">,

@@ -106,10 +106,24 @@ int64_t dist_random_seed(int64_t site);
  * is rewritten in place; with DIST_RUNTIME_CHECK=1, it first checks over
  * `comm` that every process of the group starts a collective of the same
  * signature and count, and stops the program with a message when not.
- *   MLIR: (memref<?xi8>, i64, i64, !mpi.comm) -> (),
+ * `stream` is 0 for a blocking collective, else the dist StreamKind it is
+ * issued on (1 mp, 2 dp, 3 sharding). With DIST_RUN_EVENTS_DIR set, the
+ * runtime also records a timeline (see dist_trace_collective_end).
+ *   MLIR: (memref<?xi8>, i64, i64, i64, !mpi.comm) -> (),
  *         with llvm.emit_c_interface */
 void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
-                                        int64_t count, int64_t comm);
+                                        int64_t count, int64_t stream,
+                                        int64_t comm);
+
+/* Called right after the collective traced last was issued (blocking: has
+ * completed), when the lowering records events
+ * (--convert-dist-to-mpi=trace-events=1). With DIST_RUN_EVENTS_DIR set, each
+ * process writes its timeline to DIR/rank.R.json at dist_runtime_finalize:
+ * Chrome trace events for the compute between collectives, each blocking
+ * collective, each issue and wait, and each asynchronous collective in
+ * flight on its stream.
+ *   MLIR: () -> () */
+void dist_trace_collective_end(void);
 
 #ifdef __cplusplus
 }
@@ -124,5 +138,6 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
 #define DIST_RUNTIME_INDEX_ERROR "dist_index_error"
 #define DIST_RUNTIME_RANDOM_SEED "dist_random_seed"
 #define DIST_RUNTIME_TRACE_COLLECTIVE "dist_trace_collective"
+#define DIST_RUNTIME_TRACE_COLLECTIVE_END "dist_trace_collective_end"
 
 #endif /* DIST_RUNTIME_DISTRUNTIME_H */
