@@ -53,7 +53,8 @@ def _parse_prints(text):
 
 
 def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
-               seed=None, native=False, hosts=None, trace=None):
+               seed=None, native=False, hosts=None, trace=None,
+               check_collectives=True):
     """Lowers `module` (a dist.Module or IR text) with dist-run, runs it on
     `procs` MPICH processes and returns, for each rank, the list of arrays
     its program printed (FunctionBuilder.print), as numpy arrays.
@@ -65,8 +66,9 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
     a native executable (dist-compile) and that is run instead of the JIT.
     `hosts` ("a,b" or a list) are the hosts mpirun starts the processes on.
     With `trace` (a path), the run's Chrome trace is written there (dist-run
-    --trace). Raises RunError when lowering, building or running fails or
-    times out.
+    --trace). `check_collectives=False` turns off the run-time check that a
+    group's processes start the same collective (for timing). Raises
+    RunError when lowering, building or running fails or times out.
     """
     text = module if isinstance(module, str) else str(module)
     dist_run = _find_dist_run()
@@ -89,6 +91,8 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
             cmd.append("--hosts=" + (hosts if isinstance(hosts, str) else ",".join(hosts)))
         if trace:
             cmd.append("--trace=" + os.path.abspath(trace))
+        if not check_collectives:
+            cmd.append("--collectives=off")
         out = _dist_run(cmd, timeout)
     sections = re.split(r"^== rank (\d+) ==$", out.stdout, flags=re.M)
     results = [None] * procs
