@@ -1,0 +1,38 @@
+"""The SVG timeline of a trace (dist.timeline): valid XML, a labelled lane
+per rank and stream, a bar per interval, exposed communication red, op
+names escaped."""
+import xml.etree.ElementTree as ET
+
+from dist.timeline import timeline_svg
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_timeline_lanes_bars_and_colors():
+    name = 'x.mlir:1:2: dist.allreduce "<sum>" & co'
+    X = lambda cat, ts, dur, tid=0, pid=0, n="compute": {
+        "name": n, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid}
+    trace = {"traceEvents": [
+        {"ph": "M", "name": "thread_name", "pid": 0, "tid": 0, "args": {"name": "compute stream"}},
+        {"ph": "M", "name": "thread_name", "pid": 0, "tid": 100, "args": {"name": "mp stream"}},
+        X("compute", 0, 10), X("issue", 10, 1, n="issue " + name),
+        X("compute", 11, 20), X("wait", 31, 5, n="wait " + name),
+        X("collective", 10, 26, tid=100, n=name),
+        X("collective", 0, 40, pid=1, n=name)]}
+    root = ET.fromstring(timeline_svg(trace))
+    labels = [t.text for t in root.iter(SVG + "text")]
+    assert "rank 0: compute stream" in labels and "rank 0: mp stream" in labels
+    assert "rank 1: thread 0" in labels
+    bars = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+    assert len(bars) == 6
+    fills = {r.get("class"): set() for r in bars}
+    for r in bars:
+        fills[r.get("class")].add(r.get("fill"))
+    assert fills["wait"] == {"#d64c4c"} and fills["compute"] == {"#4c8bd6"}
+    # The blocking collective on rank 1 is exposed (red); the async one on
+    # the mp stream is green.
+    assert fills["collective"] == {"#d64c4c", "#4caf50"}
+    assert any(name in r.find(SVG + "title").text for r in bars)
+    # Bars are placed in time order along the lane.
+    compute = sorted(float(r.get("x")) for r in bars if r.get("class") == "compute")
+    assert compute == sorted(compute) and compute[0] < compute[1]
