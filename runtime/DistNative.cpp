@@ -17,37 +17,22 @@
 
 extern "C" {
 
-void _mlir_ciface_printMemrefF32(UnrankedMemRefType<float> *m) {
-  impl::printMemRef(*m);
-}
-void _mlir_ciface_printMemrefF64(UnrankedMemRefType<double> *m) {
-  impl::printMemRef(*m);
-}
-void _mlir_ciface_printMemrefI32(UnrankedMemRefType<int32_t> *m) {
-  impl::printMemRef(*m);
-}
-void _mlir_ciface_printMemrefI64(UnrankedMemRefType<int64_t> *m) {
-  impl::printMemRef(*m);
-}
-
-// The unwrapped forms a program gets when it declares the printers without
-// llvm.emit_c_interface (as FunctionBuilder.print does).
-void printMemrefF32(int64_t rank, void *descriptor) {
-  UnrankedMemRefType<float> m = {rank, descriptor};
-  _mlir_ciface_printMemrefF32(&m);
-}
-void printMemrefF64(int64_t rank, void *descriptor) {
-  UnrankedMemRefType<double> m = {rank, descriptor};
-  _mlir_ciface_printMemrefF64(&m);
-}
-void printMemrefI32(int64_t rank, void *descriptor) {
-  UnrankedMemRefType<int32_t> m = {rank, descriptor};
-  _mlir_ciface_printMemrefI32(&m);
-}
-void printMemrefI64(int64_t rank, void *descriptor) {
-  UnrankedMemRefType<int64_t> m = {rank, descriptor};
-  _mlir_ciface_printMemrefI64(&m);
-}
+// Each printer in both forms: the C-interface one, and the unwrapped one a
+// program gets when it declares the printer without llvm.emit_c_interface
+// (as FunctionBuilder.print does).
+#define DIST_PRINTER(SUFFIX, TYPE)                                             \
+  void _mlir_ciface_printMemref##SUFFIX(UnrankedMemRefType<TYPE> *m) {         \
+    impl::printMemRef(*m);                                                     \
+  }                                                                            \
+  void printMemref##SUFFIX(int64_t rank, void *descriptor) {                   \
+    UnrankedMemRefType<TYPE> m = {rank, descriptor};                           \
+    _mlir_ciface_printMemref##SUFFIX(&m);                                      \
+  }
+DIST_PRINTER(F32, float)
+DIST_PRINTER(F64, double)
+DIST_PRINTER(I32, int32_t)
+DIST_PRINTER(I64, int64_t)
+#undef DIST_PRINTER
 
 /// The copy that bufferization's memref.copy lowers to: `src` into `dst`,
 /// both of `elemSize`-byte elements, same shape, any strides.
