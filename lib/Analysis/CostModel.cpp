@@ -4,7 +4,10 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 
@@ -24,6 +27,189 @@ CostModelOptions::verify(function_ref<InFlightDiagnostic()> emitError) const {
   if (!std::isfinite(linkBandwidthGBps) || linkBandwidthGBps <= 0)
     return bad("link-bandwidth-gbps", linkBandwidthGBps, "positive and finite");
   return success();
+}
+
+namespace {
+/// Reads a cost-model file's JSON, reporting the first problem at the file.
+class CostFileReader {
+public:
+  explicit CostFileReader(Location fileLoc) : fileLoc(fileLoc) {}
+
+  InFlightDiagnostic error() {
+    return emitError(fileLoc) << "invalid cost-model file: ";
+  }
+
+  /// A positive finite number at `key` of `object`.
+  FailureOr<double> positive(const llvm::json::Object &object, StringRef key,
+                             StringRef where) {
+    std::optional<double> value = object.getNumber(key);
+    if (!value)
+      return error() << where << ": '" << key << "' must be a number";
+    if (!std::isfinite(*value) || *value <= 0)
+      return error() << where << ": '" << key << "' is " << *value
+                     << "; it must be positive and finite";
+    return *value;
+  }
+
+  LogicalResult onlyKeys(const llvm::json::Object &object,
+                         ArrayRef<StringRef> keys, StringRef where) {
+    for (const auto &entry : object)
+      if (!llvm::is_contained(keys, StringRef(entry.first)))
+        return error() << where << ": unknown key '" << entry.first.str()
+                       << "'";
+    return success();
+  }
+
+  /// The links of the collective `kind`: an array of {group-size,
+  /// latency-us, bandwidth-gbps}, one per group size.
+  LogicalResult links(const llvm::json::Object &root, StringRef kind,
+                      SmallVectorImpl<MeasuredCosts::Link> &links) {
+    const llvm::json::Array *array = root.getArray(kind);
+    if (!array || array->empty())
+      return error() << "'" << kind
+                     << "' must be a non-empty array of measurements";
+    for (const llvm::json::Value &value : *array) {
+      std::string where = (kind + "[" + Twine(links.size()) + "]").str();
+      const llvm::json::Object *entry = value.getAsObject();
+      if (!entry)
+        return error() << where << " must be an object";
+      if (failed(onlyKeys(
+              *entry, {"group-size", "latency-us", "bandwidth-gbps"}, where)))
+        return failure();
+      std::optional<int64_t> groupSize = entry->getInteger("group-size");
+      if (!groupSize || *groupSize < 2)
+        return error() << where << ": 'group-size' must be an integer of at "
+                       << "least 2";
+      std::optional<double> latency = entry->getNumber("latency-us");
+      if (!latency || !std::isfinite(*latency) || *latency < 0)
+        return error() << where << ": 'latency-us' must be a non-negative "
+                       << "finite number";
+      FailureOr<double> bandwidth = positive(*entry, "bandwidth-gbps", where);
+      if (failed(bandwidth))
+        return failure();
+      for (const MeasuredCosts::Link &link : links)
+        if (link.groupSize == *groupSize)
+          return error() << where << ": group size " << *groupSize
+                         << " is measured twice";
+      links.push_back({*groupSize, *latency, *bandwidth});
+    }
+    llvm::sort(links, [](const auto &a, const auto &b) {
+      return a.groupSize < b.groupSize;
+    });
+    return success();
+  }
+
+private:
+  Location fileLoc;
+};
+
+/// The measurement for the group size nearest to `groupSize` (by ratio):
+/// a group of 8 on a machine measured up to 4 uses the 4's figures.
+const MeasuredCosts::Link &nearestLink(ArrayRef<MeasuredCosts::Link> links,
+                                       int64_t groupSize) {
+  const MeasuredCosts::Link *best = &links.front();
+  auto distance = [&](int64_t measured) {
+    return std::abs(std::log(static_cast<double>(measured) /
+                             static_cast<double>(groupSize)));
+  };
+  for (const MeasuredCosts::Link &link : links)
+    if (distance(link.groupSize) < distance(best->groupSize))
+      best = &link;
+  return *best;
+}
+} // namespace
+
+FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
+                                              Location fileLoc) {
+  CostFileReader reader(fileLoc);
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  if (!json)
+    return reader.error() << llvm::toString(json.takeError());
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return reader.error() << "the file must hold a JSON object";
+  if (failed(reader.onlyKeys(*root,
+                             {"dist-cost-model", "measured-on", "matmul-tflops",
+                              "allreduce", "broadcast"},
+                             "the object")))
+    return failure();
+  std::optional<int64_t> version = root->getInteger("dist-cost-model");
+  if (version != 1)
+    return reader.error() << "'dist-cost-model' must be 1 (the format this "
+                          << "dist-opt reads)";
+  MeasuredCosts costs;
+  const llvm::json::Object *matmul = root->getObject("matmul-tflops");
+  if (!matmul)
+    return reader.error() << "'matmul-tflops' must be an object";
+  if (failed(reader.onlyKeys(*matmul,
+                             {"matmul", "matmul-transpose-x", "matmul-grad"},
+                             "matmul-tflops")))
+    return failure();
+  for (auto [key, field] :
+       {std::pair{"matmul", &costs.matmulTflops},
+        std::pair{"matmul-transpose-x", &costs.matmulTransposeXTflops},
+        std::pair{"matmul-grad", &costs.matmulGradTflops}}) {
+    FailureOr<double> rate = reader.positive(*matmul, key, "matmul-tflops");
+    if (failed(rate))
+      return failure();
+    *field = *rate;
+  }
+  if (failed(reader.links(*root, "allreduce", costs.allreduce)) ||
+      failed(reader.links(*root, "broadcast", costs.broadcast)))
+    return failure();
+  return costs;
+}
+
+FailureOr<MeasuredCosts> MeasuredCosts::read(StringRef path,
+                                             MLIRContext *context) {
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return emitError(fileLoc) << "cannot read the cost-model file: "
+                              << buffer.getError().message();
+  return parse((*buffer)->getBuffer(), fileLoc);
+}
+
+FailureOr<std::shared_ptr<const MeasuredCosts>>
+MeasuredCosts::readForPass(StringRef path, double peakTflops,
+                           double linkLatencyUs, double linkBandwidthGBps,
+                           MLIRContext *context) {
+  const CostModelOptions defaults;
+  for (auto [name, value, fallback] :
+       {std::tuple{"peak-tflops", peakTflops, defaults.peakTflops},
+        std::tuple{"link-latency-us", linkLatencyUs, defaults.linkLatencyUs},
+        std::tuple{"link-bandwidth-gbps", linkBandwidthGBps,
+                   defaults.linkBandwidthGBps}})
+    // NaN != NaN: a NaN constant counts as given, too.
+    if (!(value == fallback))
+      return emitError(FileLineColLoc::get(context, path, 0, 0))
+             << "cost model option " << name << "=" << value
+             << " and cost-model=" << path
+             << " both given; the file replaces the constants";
+  FailureOr<MeasuredCosts> measured = read(path, context);
+  if (failed(measured))
+    return failure();
+  return std::make_shared<const MeasuredCosts>(std::move(*measured));
+}
+
+FailureOr<CostModelOptions>
+CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
+                                  double linkBandwidthGBps,
+                                  StringRef costModelFile, Operation *anchor) {
+  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps};
+  if (costModelFile.empty()) {
+    if (failed(options.verify([&] { return anchor->emitError(); })))
+      return failure();
+    return options;
+  }
+  FailureOr<std::shared_ptr<const MeasuredCosts>> measured =
+      MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
+                                 linkBandwidthGBps, anchor->getContext());
+  if (failed(measured))
+    return failure();
+  options.measured = std::move(*measured);
+  return options;
 }
 
 std::optional<int64_t> CostModel::tensorBytes(RankedTensorType type) {
@@ -46,8 +232,12 @@ std::optional<double> CostModel::matmulFlops(RankedTensorType x,
          static_cast<double>(k);
 }
 
-double CostModel::computeTime(double flops) const {
-  return flops / (options.peakTflops * 1e12);
+double CostModel::matmulTime(double flops, bool transposeX) const {
+  double tflops = options.peakTflops;
+  if (const MeasuredCosts *measured = options.measured.get())
+    tflops =
+        transposeX ? measured->matmulTransposeXTflops : measured->matmulTflops;
+  return flops / (tflops * 1e12);
 }
 
 double CostModel::collectiveTime(int64_t bytes, int64_t groupSize,
@@ -75,24 +265,35 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
                       .Case([&](AllReduceOp) { return 2.0 * (n - 1) / n; })
                       .Case([&](BroadcastOp) { return 1.0; })
                       .Default([](Operation *) { return 0.0; });
-  if (factor == 0.0)
+  if (factor == 0.0 || p <= 1)
     return 0.0;
+  if (const MeasuredCosts *measured = options.measured.get()) {
+    const MeasuredCosts::Link &link = nearestLink(
+        isa<AllReduceOp>(op) ? measured->allreduce : measured->broadcast, p);
+    return link.latencyUs * 1e-6 +
+           static_cast<double>(*bytes) / (link.bandwidthGBps * 1e9);
+  }
   return collectiveTime(*bytes, p, factor);
 }
 
 std::optional<double> CostModel::computeTime(Operation *op) const {
-  std::optional<double> flops;
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    flops = matmulFlops(matmul.getX().getType(), matmul.getResult().getType(),
-                        matmul.getTransposeX());
-  } else if (auto grad = dyn_cast<MatmulGradOp>(op)) {
-    // Two matmuls (dX and dY), each as costly as the forward one.
-    flops = matmulFlops(grad.getX().getType(), grad.getOutGrad().getType(),
-                        grad.getTransposeX());
-    if (flops)
-      *flops *= 2.0;
+    std::optional<double> flops =
+        matmulFlops(matmul.getX().getType(), matmul.getResult().getType(),
+                    matmul.getTransposeX());
+    if (!flops)
+      return std::nullopt;
+    return matmulTime(*flops, matmul.getTransposeX());
   }
+  auto grad = dyn_cast<MatmulGradOp>(op);
+  if (!grad)
+    return std::nullopt;
+  // Two matmuls (dX and dY), each as costly as the forward one.
+  std::optional<double> flops = matmulFlops(
+      grad.getX().getType(), grad.getOutGrad().getType(), grad.getTransposeX());
   if (!flops)
     return std::nullopt;
-  return computeTime(*flops);
+  double tflops = options.measured ? options.measured->matmulGradTflops
+                                   : options.peakTflops;
+  return 2.0 * *flops / (tflops * 1e12);
 }

@@ -85,8 +85,11 @@ static LogicalResult requireStaticShapes(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The loops of a (batched) matmul, `batch` loops then m, n, k, and the map
-/// of each operand's dims onto them.
+/// The loops of a (batched) matmul, `batch` loops then m, k, n, and the map
+/// of each operand's dims onto them. Linalg lowers a generic to loops in this
+/// order, so n (the contiguous dim of y and the result) is innermost; with
+/// the contraction innermost instead, the split's `transpose_x` dY matmul
+/// read both operands with a stride and took 17-38% longer.
 struct MatmulLoops {
   unsigned numLoops;
   AffineMap x, y, out;
@@ -100,7 +103,7 @@ static FailureOr<MatmulLoops> matmulLoops(MLIRContext *ctx, RankedTensorType x,
                                           RankedTensorType out, bool tx,
                                           bool ty) {
   unsigned batch = out.getRank() - 2;
-  unsigned m = batch, n = batch + 1, k = batch + 2, numLoops = batch + 3;
+  unsigned m = batch, k = batch + 1, n = batch + 2, numLoops = batch + 3;
   auto operandMap = [&](RankedTensorType t, bool transpose, unsigned rowLoop,
                         unsigned colLoop) -> FailureOr<AffineMap> {
     SmallVector<AffineExpr> exprs;
@@ -120,8 +123,10 @@ static FailureOr<MatmulLoops> matmulLoops(MLIRContext *ctx, RankedTensorType x,
   if (failed(xMap) || failed(yMap))
     return failure();
   SmallVector<AffineExpr> outExprs;
-  for (unsigned l = 0; l < batch + 2; ++l)
+  for (unsigned l = 0; l < batch; ++l)
     outExprs.push_back(getAffineDimExpr(l, ctx));
+  outExprs.push_back(getAffineDimExpr(m, ctx));
+  outExprs.push_back(getAffineDimExpr(n, ctx));
   return MatmulLoops{numLoops, *xMap, *yMap,
                      AffineMap::get(numLoops, 0, outExprs, ctx)};
 }

@@ -1,12 +1,13 @@
 // RUN: dist-opt %s --convert-dist-to-linalg -split-input-file | FileCheck %s
 
-// A batched matmul with a 2-D y: one contraction over (b, m, n, k).
-// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// A batched matmul with a 2-D y: one contraction over (b, m, k, n), n
+// innermost (contiguous in y and the result).
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @matmul
 // CHECK: %[[Z:.*]] = linalg.fill
-// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[Y]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : {{.*}}) outs(%[[Z]] : tensor<2x4x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[Y]], #[[O]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%arg0, %arg1 : {{.*}}) outs(%[[Z]] : tensor<2x4x8xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
 // CHECK-NOT: dist.matmul
@@ -19,11 +20,11 @@ func.func @matmul(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>) -> tensor<2x4x8xf3
 
 // The gradients reuse the forward loops: dX keeps x's dims (k reduced over
 // n), dY keeps y's dims, so the batch dim y lacks is summed.
-// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @matmul_grad
-// CHECK: linalg.generic {indexing_maps = [#[[O]], #[[Y]], #[[X]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%arg2, %arg1
+// CHECK: linalg.generic {indexing_maps = [#[[O]], #[[Y]], #[[X]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg2, %arg1
 // CHECK: linalg.generic {indexing_maps = [#[[X]], #[[O]], #[[Y]]], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %arg2
 func.func @matmul_grad(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>, %d: tensor<2x4x8xf32>) -> (tensor<2x4x3xf32>, tensor<3x8xf32>) {
   %dx, %dy = dist.matmul_grad %x, %y, %d : tensor<2x4x3xf32>, tensor<3x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x3xf32>, tensor<3x8xf32>

@@ -1,9 +1,10 @@
 //===- CostModel.h - compute and communication time estimates ---*- C++ -*-===//
 //
 // The one cost model of the project: compute time is flops / peak flops, a
-// collective costs latency + ring factor * bytes / bandwidth. Passes that
-// decide or report overlap (matmul-grad splitting, stream assignment, the
-// overlap report) all estimate through it, with its constants as options.
+// collective costs latency + ring factor * bytes / bandwidth, from three
+// constants or from what `dist-run --calibrate` measured on a machine.
+// Passes that decide or report overlap (matmul-grad splitting, the overlap
+// report) all estimate through it, with its constants or file as options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,11 +13,43 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include <memory>
 #include <optional>
 
 namespace mlir {
 class Operation;
 namespace dist {
+
+/// What `dist-run --calibrate` measured on one machine, read from its
+/// cost-model file (JSON; docs/running.md describes it). A collective's time
+/// is `latency + bytes / bandwidth` for the measured group size nearest to
+/// the op's, with the bandwidth in bytes of the tensor per second (the ring
+/// factor is in the measurement); a matmul's is its flops over the measured
+/// throughput of its lowered form.
+struct MeasuredCosts {
+  struct Link {
+    int64_t groupSize;
+    double latencyUs, bandwidthGBps;
+  };
+  /// TFLOP/s of the lowered dist.matmul, dist.matmul with transpose_x and
+  /// dist.matmul_grad: the loop nests differ.
+  double matmulTflops = 0, matmulTransposeXTflops = 0, matmulGradTflops = 0;
+  /// Sorted by group size, at least one each.
+  SmallVector<Link> allreduce, broadcast;
+
+  /// Parses a cost-model file's text; a diagnostic at `fileLoc` says what is
+  /// wrong (a missing or unknown key, a number that is not positive).
+  static FailureOr<MeasuredCosts> parse(StringRef text, Location fileLoc);
+  /// Reads and parses the file at `path`.
+  static FailureOr<MeasuredCosts> read(StringRef path, MLIRContext *context);
+  /// Reads the file for a pass that also offers the three constants: setting
+  /// one of them as well is an error (the file replaces them). Diagnostics
+  /// point at the file.
+  static FailureOr<std::shared_ptr<const MeasuredCosts>>
+  readForPass(StringRef path, double peakTflops, double linkLatencyUs,
+              double linkBandwidthGBps, MLIRContext *context);
+};
 
 struct CostModelOptions {
   /// Peak compute throughput of one process, in TFLOP/s.
@@ -25,6 +58,17 @@ struct CostModelOptions {
   double linkLatencyUs = 10.0;
   /// Link bandwidth per process, in GB/s (1e9 bytes per second).
   double linkBandwidthGBps = 100.0;
+  /// Measured costs, which replace the three constants when set.
+  std::shared_ptr<const MeasuredCosts> measured;
+
+  /// The options of a pass that offers the three constants and
+  /// `cost-model=FILE`: the file's costs (MeasuredCosts::readForPass) or the
+  /// constants, checked, with errors at `anchor`.
+  static FailureOr<CostModelOptions> fromPassOptions(double peakTflops,
+                                                     double linkLatencyUs,
+                                                     double linkBandwidthGBps,
+                                                     StringRef costModelFile,
+                                                     Operation *anchor);
 
   /// Checks that the constants describe a machine (peak and bandwidth
   /// positive, latency not negative, all finite): estimates from anything
@@ -46,8 +90,8 @@ public:
   static std::optional<double>
   matmulFlops(RankedTensorType x, RankedTensorType result, bool transposeX);
 
-  /// Seconds to compute `flops`.
-  double computeTime(double flops) const;
+  /// Seconds of a dist.matmul of `flops` (with `transposeX` or not).
+  double matmulTime(double flops, bool transposeX) const;
 
   /// Seconds for a collective moving `bytes` per process within groups of
   /// `groupSize` processes, with `ringFactor` as the bandwidth factor (2(p-1)/p

@@ -189,7 +189,7 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
         CostModel::matmulFlops(x, op.getYGrad().getType(), /*transposeX=*/true);
     std::optional<double> commTime = model.collectiveTime(allreduce);
     if (flops && commTime && *commTime > 0.0) {
-      double computeTime = model.computeTime(*flops);
+      double computeTime = model.matmulTime(*flops, /*transposeX=*/true);
       if (computeTime < options.minOverlapRatio * *commTime) {
         whyNot = llvm::formatv(
             "the dY matmul (~{0:f3} us) would hide less than {1} of the "
@@ -260,10 +260,24 @@ struct DistMatmulGradOverlapPass
     : public dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass> {
   using Base::Base;
 
+  /// The cost-model file is read once, not per function.
+  LogicalResult initialize(MLIRContext *context) override {
+    if (costModelFile.empty())
+      return success();
+    FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
+        MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
+                                   linkBandwidthGBps, context);
+    if (failed(costs))
+      return failure();
+    measured = std::move(*costs);
+    return success();
+  }
+
   void runOnOperation() override {
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
-    options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps};
+    options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps,
+                         measured};
     auto emitError = [&] { return getOperation()->emitError(); };
     if (!std::isfinite(options.minOverlapRatio) ||
         options.minOverlapRatio < 0) {
@@ -271,7 +285,7 @@ struct DistMatmulGradOverlapPass
                   << " must be non-negative and finite";
       return signalPassFailure();
     }
-    if (failed(options.costModel.verify(emitError)))
+    if (!measured && failed(options.costModel.verify(emitError)))
       return signalPassFailure();
 
     // Collect first: splitting erases the later allreduce, which a walk
@@ -291,6 +305,8 @@ struct DistMatmulGradOverlapPass
       ++numSplit;
     }
   }
+
+  std::shared_ptr<const MeasuredCosts> measured;
 };
 } // namespace
 

@@ -204,10 +204,12 @@ struct DistOverlapReportPass
           << format << "'; expected table or json";
       return signalPassFailure();
     }
-    CostModelOptions costOptions{peakTflops, linkLatencyUs, linkBandwidthGBps};
-    if (failed(costOptions.verify([&] { return getOperation()->emitError(); })))
+    FailureOr<CostModelOptions> costOptions = CostModelOptions::fromPassOptions(
+        peakTflops, linkLatencyUs, linkBandwidthGBps, costModelFile,
+        getOperation());
+    if (failed(costOptions))
       return signalPassFailure();
-    CostModel model(costOptions);
+    CostModel model(*costOptions);
     SmallVector<FunctionReport> reports;
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())

@@ -26,7 +26,8 @@ void mlir::dist::buildDistAutoParallelPipeline(
   pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(
       DistMatmulGradOverlapOptions{options.remarks, options.minOverlapRatio,
                                    options.peakTflops, options.linkLatencyUs,
-                                   options.linkBandwidthGBps}));
+                                   options.linkBandwidthGBps,
+                                   options.costModelFile}));
   // Streams last: they turn the final collectives into futures and waits.
   pm.addNestedPass<func::FuncOp>(createDistAssignStreams(
       DistAssignStreamsOptions{llvm::to_vector(options.mpAxes),

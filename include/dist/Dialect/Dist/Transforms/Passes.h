@@ -106,6 +106,10 @@ struct DistAutoParallelOptions
       *this, "link-bandwidth-gbps",
       llvm::cl::desc("Cost model: link bandwidth in GB/s"),
       llvm::cl::init(CostModelOptions().linkBandwidthGBps)};
+  PassOptions::Option<std::string> costModelFile{
+      *this, "cost-model",
+      llvm::cl::desc("Cost model: a file from dist-run --calibrate, in place "
+                     "of the three constants")};
 };
 
 /// Dropout seeds, vocab-parallel embedding, AMP check-finite, matmul-grad

@@ -6,7 +6,8 @@
 include "mlir/Pass/PassBase.td"
 
 // Constants of the shared cost model (dist/Analysis/CostModel.h), offered by
-// every pass that estimates time, with the model's own defaults.
+// every pass that estimates time, with the model's own defaults, or the file
+// of measured costs that replaces them.
 defvar CostModelOptions = [
   Option<"peakTflops", "peak-tflops", "double",
          "::mlir::dist::CostModelOptions().peakTflops",
@@ -17,6 +18,9 @@ defvar CostModelOptions = [
   Option<"linkBandwidthGBps", "link-bandwidth-gbps", "double",
          "::mlir::dist::CostModelOptions().linkBandwidthGBps",
          "Link bandwidth per process, in GB/s">,
+  Option<"costModelFile", "cost-model", "std::string", "\"\"",
+         "A cost-model file written by dist-run --calibrate: what this "
+         "machine measured, in place of the three constants">,
 ];
 
 def DistMatmulGradOverlap
