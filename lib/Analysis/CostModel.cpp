@@ -141,13 +141,15 @@ FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
   const llvm::json::Object *matmul = root->getObject("matmul-tflops");
   if (!matmul)
     return reader.error() << "'matmul-tflops' must be an object";
-  if (failed(reader.onlyKeys(*matmul,
-                             {"matmul", "matmul-transpose-x", "matmul-grad"},
-                             "matmul-tflops")))
+  if (failed(reader.onlyKeys(
+          *matmul,
+          {"matmul", "matmul-transpose-x", "matmul-transpose-y", "matmul-grad"},
+          "matmul-tflops")))
     return failure();
   for (auto [key, field] :
        {std::pair{"matmul", &costs.matmulTflops},
         std::pair{"matmul-transpose-x", &costs.matmulTransposeXTflops},
+        std::pair{"matmul-transpose-y", &costs.matmulTransposeYTflops},
         std::pair{"matmul-grad", &costs.matmulGradTflops}}) {
     FailureOr<double> rate = reader.positive(*matmul, key, "matmul-tflops");
     if (failed(rate))
@@ -197,7 +199,8 @@ FailureOr<CostModelOptions>
 CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
                                   double linkBandwidthGBps,
                                   StringRef costModelFile, Operation *anchor) {
-  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps};
+  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
+                           nullptr};
   if (costModelFile.empty()) {
     if (failed(options.verify([&] { return anchor->emitError(); })))
       return failure();
@@ -232,11 +235,16 @@ std::optional<double> CostModel::matmulFlops(RankedTensorType x,
          static_cast<double>(k);
 }
 
-double CostModel::matmulTime(double flops, bool transposeX) const {
+double CostModel::matmulTime(double flops, bool transposeX,
+                             bool transposeY) const {
   double tflops = options.peakTflops;
-  if (const MeasuredCosts *measured = options.measured.get())
-    tflops =
-        transposeX ? measured->matmulTransposeXTflops : measured->matmulTflops;
+  if (const MeasuredCosts *measured = options.measured.get()) {
+    // A transposed y is read with a stride in the innermost loop, which
+    // costs more than a transposed x.
+    tflops = transposeY   ? measured->matmulTransposeYTflops
+             : transposeX ? measured->matmulTransposeXTflops
+                          : measured->matmulTflops;
+  }
   return flops / (tflops * 1e12);
 }
 
@@ -283,7 +291,7 @@ std::optional<double> CostModel::computeTime(Operation *op) const {
                     matmul.getTransposeX());
     if (!flops)
       return std::nullopt;
-    return matmulTime(*flops, matmul.getTransposeX());
+    return matmulTime(*flops, matmul.getTransposeX(), matmul.getTransposeY());
   }
   auto grad = dyn_cast<MatmulGradOp>(op);
   if (!grad)

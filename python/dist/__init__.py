@@ -52,7 +52,8 @@ def overlap_report(module, **options):
     """The --dist-overlap-report of `module` as data: {"functions": [{"name",
     "compute_us", "comm_us", "exposed_comm_us", "makespan_us"}, ...]}.
     `options` are the pass's (peak_tflops=..., link_latency_us=...,
-    link_bandwidth_gbps=...). The module is not changed."""
+    link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
+    The module is not changed."""
     copy = Module.parse(str(module), context=module.context)
     with _tempfile.TemporaryDirectory() as tmp:
         path = _os.path.join(tmp, "report.json")

@@ -32,9 +32,11 @@ struct MeasuredCosts {
     int64_t groupSize;
     double latencyUs, bandwidthGBps;
   };
-  /// TFLOP/s of the lowered dist.matmul, dist.matmul with transpose_x and
-  /// dist.matmul_grad: the loop nests differ.
-  double matmulTflops = 0, matmulTransposeXTflops = 0, matmulGradTflops = 0;
+  /// TFLOP/s of the lowered dist.matmul, dist.matmul with transpose_x, with
+  /// transpose_y (either with both) and dist.matmul_grad: their loop nests
+  /// read memory differently.
+  double matmulTflops = 0, matmulTransposeXTflops = 0,
+         matmulTransposeYTflops = 0, matmulGradTflops = 0;
   /// Sorted by group size, at least one each.
   SmallVector<Link> allreduce, broadcast;
 
@@ -90,8 +92,8 @@ public:
   static std::optional<double>
   matmulFlops(RankedTensorType x, RankedTensorType result, bool transposeX);
 
-  /// Seconds of a dist.matmul of `flops` (with `transposeX` or not).
-  double matmulTime(double flops, bool transposeX) const;
+  /// Seconds of a dist.matmul of `flops` with these transpositions.
+  double matmulTime(double flops, bool transposeX, bool transposeY) const;
 
   /// Seconds for a collective moving `bytes` per process within groups of
   /// `groupSize` processes, with `ringFactor` as the bandwidth factor (2(p-1)/p

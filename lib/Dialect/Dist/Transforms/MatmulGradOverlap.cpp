@@ -189,7 +189,8 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
         CostModel::matmulFlops(x, op.getYGrad().getType(), /*transposeX=*/true);
     std::optional<double> commTime = model.collectiveTime(allreduce);
     if (flops && commTime && *commTime > 0.0) {
-      double computeTime = model.matmulTime(*flops, /*transposeX=*/true);
+      double computeTime =
+          model.matmulTime(*flops, /*transposeX=*/true, /*transposeY=*/false);
       if (computeTime < options.minOverlapRatio * *commTime) {
         whyNot = llvm::formatv(
             "the dY matmul (~{0:f3} us) would hide less than {1} of the "
