@@ -97,6 +97,8 @@ struct Runtime {
   double pendingBegin = 0;
   int64_t lastRequest = -1;
   std::unordered_map<int64_t, std::vector<double>> laneEnds;
+  // The calls of traced functions running now, innermost last.
+  std::vector<std::pair<std::string, double>> calls;
 };
 
 Runtime &runtime() {
@@ -593,6 +595,25 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
   // them stops the program.
   MPI_Barrier(group);
   MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+void _mlir_ciface_dist_trace_function(DistMemRef1D *name, int64_t begin) {
+  if (!eventsOn())
+    return;
+  Runtime &rt = runtime();
+  double t = nowMicros();
+  closeCompute(t);
+  rt.computeBegin = t;
+  if (begin) {
+    const char *text = static_cast<const char *>(name->aligned) + name->offset;
+    rt.calls.emplace_back(siteText(text, name->size), t);
+    return;
+  }
+  if (rt.calls.empty())
+    fatalf("a traced function returned that was not entered");
+  rt.events.push_back(
+      {rt.calls.back().first, "function", 0, rt.calls.back().second, t});
+  rt.calls.pop_back();
 }
 
 void dist_trace_collective_end(void) {

@@ -656,6 +656,39 @@ struct ConvertDistToMPIPass
     return success();
   }
 
+  /// Brackets every function with a body with the runtime's function
+  /// events, so that a trace shows each call (before MPI_Init is added: the
+  /// entry's interval then ends before MPI_Finalize writes the timeline).
+  LogicalResult traceFunctions(ModuleOp module) {
+    OpBuilder b(module.getContext());
+    auto string = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+    SmallVector<func::FuncOp> functions;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        functions.push_back(func);
+    for (func::FuncOp func : functions) {
+      func::FuncOp trace = getOrDeclareRuntimeFunction(
+          b, func, DIST_RUNTIME_TRACE_FUNCTION,
+          b.getFunctionType({string, b.getI64Type()}, {}),
+          /*cInterface=*/true);
+      if (!trace)
+        return failure();
+      auto call = [&](Location loc, int64_t begin) {
+        Value name = buildRuntimeString(b, loc, func, func.getSymName());
+        Value flag =
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(begin));
+        func::CallOp::create(b, loc, trace, ValueRange{name, flag});
+      };
+      b.setInsertionPointToStart(&func.getBody().front());
+      call(func.getLoc(), 1);
+      func.walk([&](func::ReturnOp ret) {
+        b.setInsertionPoint(ret);
+        call(ret.getLoc(), 0);
+      });
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -674,6 +707,8 @@ struct ConvertDistToMPIPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
+    if (traceEvents && failed(traceFunctions(module)))
+      return signalPassFailure();
     if (auto main = module.lookupSymbol<func::FuncOp>(entry);
         main && !main.isExternal() &&
         failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))

@@ -5,7 +5,8 @@
 Compute is blue, communication the compute stream waits for (blocking
 collectives and waits: exposed) red, issues orange, asynchronous
 collectives in flight on their streams green; each bar's tooltip names the
-op. A reader sees at a glance whether communication overlaps compute.
+op, and a thin dark bracket above a lane spans each function call. A reader
+sees at a glance whether communication overlaps compute.
 """
 import argparse
 import json
@@ -44,6 +45,11 @@ def timeline_svg(trace):
             x = LABEL + e["ts"] * scale
             w = max(e["dur"] * scale, 0.5)
             tip = f'{e["name"]}: {e["dur"] / 1000:.3f} ms at {e["ts"] / 1000:.3f} ms'
+            if e["cat"] == "function":
+                # A call spans the bars of its body: a thin bracket above them.
+                out.append(f'<rect x="{x:.2f}" y="{y - 3}" width="{w:.2f}" height="2" '
+                           f'fill="#333" class="function"><title>@{escape(tip)}</title></rect>')
+                continue
             out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{LANE}" '
                        f'fill="{color}" class={quoteattr(e["cat"])}>'
                        f'<title>{escape(tip)}</title></rect>')

@@ -42,15 +42,26 @@ def problems(trace, procs):
         if not count or count[0] != len(collectives) or not collectives:
             found.append(f"rank {rank}: {len(collectives)} collectives in the trace, "
                          f"the runtime counted {count}")
+        if not any(e["cat"] == "function" and e["tid"] == 0 for e in mine):
+            found.append(f"rank {rank}: no function call on the compute stream")
         for tid in {e["tid"] for e in mine}:
             if (rank, tid) not in threads:
                 found.append(f"rank {rank}: thread {tid} has no name")
-            lane = sorted((e for e in mine if e["tid"] == tid), key=lambda e: e["ts"])
-            for a, b in zip(lane, lane[1:]):
-                a_end, b_end = a["ts"] + a["dur"], b["ts"] + b["dur"]
-                if b["ts"] < a_end - EPS and b_end > a_end + EPS:
-                    found.append(f"rank {rank} thread {tid}: {a['name']} and "
-                                 f"{b['name']} overlap without nesting")
+            # Parents first: a function's call and the compute it starts
+            # with begin together.
+            lane = sorted((e for e in mine if e["tid"] == tid),
+                          key=lambda e: (e["ts"], -e["dur"]))
+            open_intervals = []
+            for b in lane:
+                while open_intervals and open_intervals[-1]["ts"] + \
+                        open_intervals[-1]["dur"] <= b["ts"] + EPS:
+                    open_intervals.pop()
+                if open_intervals:
+                    a = open_intervals[-1]
+                    if b["ts"] + b["dur"] > a["ts"] + a["dur"] + EPS:
+                        found.append(f"rank {rank} thread {tid}: {a['name']} and "
+                                     f"{b['name']} overlap without nesting")
+                open_intervals.append(b)
         for c in collectives:
             if c["tid"] == 0:
                 continue
@@ -96,8 +107,15 @@ def checker_finds_broken_traces():
         X("a", "collective", 20, 5, tid=100)]}
     found = problems(bad, 2)
     expected = ["processes [0]", "2 collectives in the trace", "overlap without nesting",
-                "thread 100 has no name", "0 issues and 0 waits"]
+                "thread 100 has no name", "0 issues and 0 waits", "no function call"]
     missing = [e for e in expected if not any(e in f for f in found)]
+    # A call and the compute it starts with begin together: that nests.
+    nested = {"traceEvents": [
+        M("process_name", name="rank 0"), M("thread_name", name="compute"),
+        M("dist_collectives", count=1), X("compute", "compute", 0, 5),
+        X("main", "function", 0, 20), X("c", "collective", 5, 10), X("compute", "compute", 15, 5)]}
+    if problems(nested, 1):
+        missing.append(f"a well-nested trace is reported: {problems(nested, 1)}")
     print(f"{'FAILED' if missing else 'ok'}: the checker reports broken traces"
           f"{' (missed: ' + str(missing) + ')' if missing else ''}")
     return not missing

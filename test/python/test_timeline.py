@@ -18,13 +18,16 @@ def test_timeline_lanes_bars_and_colors():
         X("compute", 0, 10), X("issue", 10, 1, n="issue " + name),
         X("compute", 11, 20), X("wait", 31, 5, n="wait " + name),
         X("collective", 10, 26, tid=100, n=name),
-        X("collective", 0, 40, pid=1, n=name)]}
+        X("collective", 0, 40, pid=1, n=name), X("function", 0, 36, n="step")]}
     root = ET.fromstring(timeline_svg(trace))
     labels = [t.text for t in root.iter(SVG + "text")]
     assert "rank 0: compute stream" in labels and "rank 0: mp stream" in labels
     assert "rank 1: thread 0" in labels
     bars = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
-    assert len(bars) == 6
+    assert len(bars) == 7
+    # A function call is a thin bracket above its lane, not a bar over it.
+    [call] = [r for r in bars if r.get("class") == "function"]
+    assert float(call.get("height")) < 5 and "@step" in call.find(SVG + "title").text
     fills = {r.get("class"): set() for r in bars}
     for r in bars:
         fills[r.get("class")].add(r.get("fill"))

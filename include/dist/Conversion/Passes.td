@@ -104,7 +104,8 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
            "that communicates (for dist-run's reports and checks)">,
     Option<"traceEvents", "trace-events", "bool", "false",
            "Also call the runtime's dist_trace_collective_end after every "
-           "collective is issued, so that it can record a timeline (implies "
+           "collective is issued and dist_trace_function around every "
+           "function's body, so that it can record a timeline (implies "
            "trace-collectives; for dist-run --trace)">,
     Option<"requireEntry", "require-entry", "bool", "false",
            "Fail unless the entry function exists, has a body, takes no "

@@ -125,6 +125,15 @@ void _mlir_ciface_dist_trace_collective(DistMemRef1D *site, int64_t signature,
  *   MLIR: () -> () */
 void dist_trace_collective_end(void);
 
+/* Called at the start (begin = 1) and before each return (begin = 0) of
+ * every function with a body when the lowering records events: the timeline
+ * gets a "function" interval per call on the compute stream, named `name`,
+ * and the compute intervals end at its ends, so that they nest in it.
+ * --dist-overlap-report=measured-trace=FILE compares a function's intervals
+ * with its estimate.
+ *   MLIR: (memref<?xi8>, i64) -> (), with llvm.emit_c_interface */
+void _mlir_ciface_dist_trace_function(DistMemRef1D *name, int64_t begin);
+
 #ifdef __cplusplus
 }
 #endif
@@ -139,5 +148,6 @@ void dist_trace_collective_end(void);
 #define DIST_RUNTIME_RANDOM_SEED "dist_random_seed"
 #define DIST_RUNTIME_TRACE_COLLECTIVE "dist_trace_collective"
 #define DIST_RUNTIME_TRACE_COLLECTIVE_END "dist_trace_collective_end"
+#define DIST_RUNTIME_TRACE_FUNCTION "dist_trace_function"
 
 #endif /* DIST_RUNTIME_DISTRUNTIME_H */

@@ -13,10 +13,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <map>
 
 namespace mlir {
 namespace dist {
@@ -37,11 +42,35 @@ struct Slice {
   double start, duration;
 };
 
+/// Compute, communication, exposed communication and makespan, in
+/// microseconds.
+struct Figures {
+  double compute = 0, comm = 0, exposed = 0, makespan = 0;
+};
+
+/// A function's figures per call as measured on the slowest of `ranks`
+/// ranks that called it.
+struct Measured {
+  Figures figures;
+  int64_t calls = 0, ranks = 0;
+};
+
 struct FunctionReport {
   std::string name;
   double compute = 0, comm = 0, exposed = 0, makespan = 0;
   SmallVector<Slice> slices;
+  std::optional<Measured> measured;
+
+  Figures predicted() const { return {compute, comm, exposed, makespan}; }
 };
+
+/// The estimate's error relative to the measurement, in percent; nothing
+/// when nothing was measured.
+std::optional<double> errorPercent(double predicted, double measured) {
+  if (measured <= 0)
+    return std::nullopt;
+  return 100.0 * (predicted - measured) / measured;
+}
 
 constexpr unsigned kNumStreams = 4;
 
@@ -134,6 +163,36 @@ void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
           microseconds(json, "comm_us", r.comm);
           microseconds(json, "exposed_comm_us", r.exposed);
           microseconds(json, "makespan_us", r.makespan);
+          if (!r.measured)
+            return;
+          const Figures &m = r.measured->figures;
+          json.attributeObject("measured", [&] {
+            microseconds(json, "compute_us", m.compute);
+            microseconds(json, "comm_us", m.comm);
+            microseconds(json, "exposed_comm_us", m.exposed);
+            microseconds(json, "makespan_us", m.makespan);
+            json.attribute("calls", r.measured->calls);
+            json.attribute("ranks", r.measured->ranks);
+          });
+          json.attributeObject("error_pct", [&] {
+            Figures p = r.predicted();
+            for (auto [key, predicted, measured] :
+                 {std::tuple{"compute", p.compute, m.compute},
+                  std::tuple{"comm", p.comm, m.comm},
+                  std::tuple{"exposed_comm", p.exposed, m.exposed},
+                  std::tuple{"makespan", p.makespan, m.makespan}}) {
+              if (std::optional<double> error =
+                      errorPercent(predicted, measured)) {
+                json.attributeBegin(key);
+                json.rawValue([&](raw_ostream &os) {
+                  os << llvm::formatv("{0:f1}", *error);
+                });
+                json.attributeEnd();
+              } else {
+                json.attribute(key, nullptr);
+              }
+            }
+          });
         });
     });
   });
@@ -178,6 +237,226 @@ void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   os << "\n";
 }
 
+/// One timed interval of a dist-run trace.
+struct TraceInterval {
+  std::string name, category;
+  int64_t rank, thread;
+  double begin, end;
+};
+
+/// The measured figures per function name in the dist-run --trace file at
+/// `path` (see the pass description); diagnostics point at the file.
+FailureOr<llvm::StringMap<Measured>> readMeasuredTrace(StringRef path,
+                                                       MLIRContext *context) {
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  auto error = [&] { return emitError(fileLoc) << "invalid measured trace: "; };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return emitError(fileLoc)
+           << "cannot read the measured trace: " << buffer.getError().message();
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return error() << llvm::toString(json.takeError());
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Array *events =
+      root ? root->getArray("traceEvents") : nullptr;
+  if (!events)
+    return error() << "no 'traceEvents' array (write one with dist-run "
+                      "--trace)";
+  std::vector<TraceInterval> intervals;
+  for (const llvm::json::Value &value : *events) {
+    const llvm::json::Object *event = value.getAsObject();
+    if (!event || event->getString("ph") != "X")
+      continue;
+    std::optional<StringRef> name = event->getString("name");
+    std::optional<StringRef> category = event->getString("cat");
+    std::optional<double> ts = event->getNumber("ts");
+    std::optional<double> dur = event->getNumber("dur");
+    std::optional<int64_t> pid = event->getInteger("pid");
+    std::optional<int64_t> tid = event->getInteger("tid");
+    if (!name || !category || !ts || !dur || !pid || !tid ||
+        !std::isfinite(*ts) || !std::isfinite(*dur) || *dur < 0)
+      return error() << "event " << intervals.size()
+                     << " lacks a name, category, time, duration, process "
+                        "or thread";
+    intervals.push_back(
+        {name->str(), category->str(), *pid, *tid, *ts, *ts + *dur});
+  }
+  // Per function and rank: calls, and the totals of their spans and of the
+  // compute stream's time in collectives, issues and waits within them.
+  struct Totals {
+    int64_t calls = 0;
+    double span = 0, exposed = 0;
+  };
+  std::map<std::pair<std::string, int64_t>, Totals> totals;
+  constexpr double kSlack = 1e-3; // Rounding of the trace's times.
+  for (const TraceInterval &call : intervals) {
+    if (call.category != "function" || call.thread != 0)
+      continue;
+    Totals &t = totals[{call.name, call.rank}];
+    ++t.calls;
+    t.span += call.end - call.begin;
+    for (const TraceInterval &e : intervals)
+      if (e.rank == call.rank && e.thread == 0 &&
+          (e.category == "collective" || e.category == "issue" ||
+           e.category == "wait") &&
+          e.begin >= call.begin - kSlack && e.end <= call.end + kSlack)
+        t.exposed += e.end - e.begin;
+  }
+  if (totals.empty())
+    return error() << "no function calls in the trace (record one with "
+                      "dist-run --trace)";
+  llvm::StringMap<Measured> measured;
+  for (const auto &[key, t] : totals) {
+    Measured &m = measured[key.first];
+    ++m.ranks;
+    double span = t.span / t.calls;
+    if (m.ranks > 1 && span <= m.figures.makespan)
+      continue;
+    double exposed = t.exposed / t.calls;
+    m.calls = t.calls;
+    m.figures = {span - exposed, exposed, exposed, span};
+  }
+  return measured;
+}
+
+/// The side-by-side table of the functions the trace measured.
+void printMeasuredTable(raw_ostream &os, ArrayRef<FunctionReport> reports,
+                        StringRef tracePath) {
+  os << "measured in " << tracePath << " (per call, slowest rank):\n";
+  os << llvm::formatv("{0,-24} {1,-14} {2,15} {3,15} {4,8}\n", "function", "",
+                      "estimate (us)", "measured (us)", "error");
+  for (const FunctionReport &r : reports) {
+    // Calls are not estimated: a function that only calls others (the
+    // entry) has nothing to compare.
+    if (!r.measured || r.slices.empty())
+      continue;
+    Figures p = r.predicted(), m = r.measured->figures;
+    for (auto [what, predicted, measured] :
+         {std::tuple{"compute", p.compute, m.compute},
+          std::tuple{"comm", p.comm, m.comm},
+          std::tuple{"exposed comm", p.exposed, m.exposed},
+          std::tuple{"makespan", p.makespan, m.makespan}}) {
+      std::optional<double> error = errorPercent(predicted, measured);
+      os << llvm::formatv(
+          "{0,-24} {1,-14} {2,15:f3} {3,15:f3} {4,8}\n", "@" + r.name, what,
+          predicted, measured,
+          error ? llvm::formatv("{0}{1:f1}%", *error >= 0 ? "+" : "", *error)
+                      .str()
+                : "-");
+    }
+  }
+}
+
+/// `text` with XML's special characters escaped.
+std::string xmlEscape(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// The estimated schedules as an SVG picture: per function, a lane per
+/// stream it uses, on one time scale per function; colours as in
+/// dist.timeline (compute blue, exposed communication red, communication on
+/// a stream green).
+void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
+  static const char *trackNames[kNumStreams] = {"compute", "mp", "dp",
+                                                "sharding"};
+  constexpr int kWidth = 1100, kLabel = 190, kLane = 18, kGap = 4;
+  auto color = [](const Slice &slice) {
+    if (slice.track != 0)
+      return "#4caf50";
+    return slice.category == "compute" ? "#4c8bd6" : "#d64c4c";
+  };
+  std::string body;
+  llvm::raw_string_ostream out(body);
+  int y = 40;
+  for (const FunctionReport &r : reports) {
+    if (r.slices.empty())
+      continue;
+    SmallVector<unsigned> tracks;
+    for (const Slice &slice : r.slices)
+      if (!llvm::is_contained(tracks, slice.track))
+        tracks.push_back(slice.track);
+    llvm::sort(tracks);
+    double scale = r.makespan > 0 ? (kWidth - kLabel - 20) / r.makespan : 0;
+    out << llvm::formatv("<g class=\"function\" data-name=\"{0}\">\n",
+                         xmlEscape(r.name));
+    out << llvm::formatv(
+        "<text x=\"10\" y=\"{0}\" font-weight=\"bold\">@{1}: makespan "
+        "{2:f3} us, exposed communication {3:f3} of {4:f3} us</text>\n",
+        y + 12, xmlEscape(r.name), r.makespan, r.exposed, r.comm);
+    y += 20;
+    for (unsigned track : tracks) {
+      out << llvm::formatv("<text x=\"10\" y=\"{0}\">{1} stream</text>\n",
+                           y + kLane - 5, trackNames[track]);
+      out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
+                           "stroke=\"#ddd\"/>\n",
+                           kLabel, y + kLane / 2, kWidth - 20);
+      for (const Slice &slice : r.slices) {
+        if (slice.track != track)
+          continue;
+        out << llvm::formatv(
+            "<rect x=\"{0:f2}\" y=\"{1}\" width=\"{2:f2}\" height=\"{3}\" "
+            "fill=\"{4}\" stroke=\"white\" stroke-width=\"0.5\" "
+            "class=\"{5}\"><title>{6}: {7:f3} us at {8:f3} "
+            "us</title></rect>\n",
+            kLabel + slice.start * scale, y,
+            std::max(slice.duration * scale, 0.5), kLane, color(slice),
+            slice.category, xmlEscape(slice.name), slice.duration, slice.start);
+      }
+      y += kLane + kGap;
+    }
+    out << "</g>\n";
+    y += 16;
+  }
+  int height = y + 30;
+  os << llvm::formatv(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+      "height=\"{1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+      kWidth, height);
+  os << llvm::formatv("<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n",
+                      kWidth, height);
+  os << "<text x=\"10\" y=\"20\" font-size=\"14\">dist-overlap-report: "
+        "estimated schedule</text>\n";
+  os << body;
+  int x = kLabel;
+  for (auto [label, fill] :
+       {std::pair{"compute", "#4c8bd6"},
+        std::pair{"exposed communication", "#d64c4c"},
+        std::pair{"communication on a stream", "#4caf50"}}) {
+    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"12\" "
+                        "height=\"12\" fill=\"{2}\"/>\n",
+                        x, y, fill);
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">{2}</text>\n", x + 16,
+                        y + 10, label);
+    x += 40 + 7 * static_cast<int>(StringRef(label).size());
+  }
+  os << "</svg>\n";
+}
+
 /// Writes through `print` to `path`, or to stderr for "-".
 LogicalResult writeTo(StringRef path, Operation *anchor,
                       llvm::function_ref<void(raw_ostream &)> print) {
@@ -214,13 +493,29 @@ struct DistOverlapReportPass
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())
         reports.push_back(simulate(func, model));
+    if (!measuredTrace.empty()) {
+      FailureOr<llvm::StringMap<Measured>> measured =
+          readMeasuredTrace(measuredTrace, &getContext());
+      if (failed(measured))
+        return signalPassFailure();
+      for (FunctionReport &r : reports)
+        if (auto it = measured->find(r.name); it != measured->end())
+          r.measured = it->second;
+    }
 
     if (failed(writeTo(output, getOperation(), [&](raw_ostream &os) {
-          if (format == "json")
+          if (format == "json") {
             printJson(os, reports);
-          else
-            printTable(os, reports);
+            return;
+          }
+          printTable(os, reports);
+          if (!measuredTrace.empty())
+            printMeasuredTable(os, reports, measuredTrace);
         })))
+      return signalPassFailure();
+    if (!svgFile.empty() &&
+        failed(writeTo(svgFile, getOperation(),
+                       [&](raw_ostream &os) { printSvg(os, reports); })))
       return signalPassFailure();
     if (!traceFile.empty() &&
         failed(writeTo(traceFile, getOperation(),

@@ -287,7 +287,20 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
     Output: a table (or JSON with `format=json`) on stderr or to `output`,
     and with `trace-file`, a Chrome trace-event file of the estimated
     schedule (one track per stream, one slice per op, stalls as `dist.wait`
-    slices) that opens in Perfetto or chrome://tracing. The IR is unchanged.
+    slices) that opens in Perfetto or chrome://tracing; with `svg-file`, a
+    picture of it (a lane per stream and function, compute blue, exposed
+    communication red, communication on a stream green). The IR is
+    unchanged.
+
+    With `measured-trace`, a trace that `dist-run --trace` recorded of the
+    program, the report sets the estimate of each function it called beside
+    what was measured, per call on the slowest rank: compute (the call's
+    span less its exposed communication), communication and exposed
+    communication (the time the compute stream spent in blocking
+    collectives, issues and waits: with MPICH, where communication happens),
+    and the makespan (the call's span), each with the estimate's error.
+    Estimating with `cost-model=FILE` from `dist-run --calibrate` makes the
+    comparison meaningful.
   }];
   let options = [
     Option<"format", "format", "std::string", "\"table\"",
@@ -296,6 +309,11 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
            "File to write the report to (- for stderr)">,
     Option<"traceFile", "trace-file", "std::string", "\"\"",
            "Write a Chrome trace-event file of the schedule here">,
+    Option<"svgFile", "svg-file", "std::string", "\"\"",
+           "Write an SVG picture of the schedule here">,
+    Option<"measuredTrace", "measured-trace", "std::string", "\"\"",
+           "A dist-run --trace file of this program: report the measured "
+           "figures of each function beside the estimate">,
   ] # CostModelOptions;
 }
 
