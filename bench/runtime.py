@@ -2,30 +2,28 @@
 """What the rewrites buy at run time, measured from traced MPI runs.
 
   PYTHONPATH=build/python_packages python3 bench/runtime.py [--sizes small,large]
+      [--progress] [--json FILE]
 
 The step is the MLP part of the GPT-style block on a [1, 2] mesh (tensor
 parallelism over "mp"): column- then row-parallel linear, forward and
 backward, with the row-parallel output's and the column-parallel dX's
 allreduces. It runs on 2 processes with dist-run --trace, before and after
 --dist-auto-parallel (whose matmul-grad split lets the dX allreduce overlap
-the dW matmul), and with MPICH's asynchronous progress thread on and off
-(MPIR_CVAR_ASYNC_PROGRESS=1), since a non-blocking allreduce may only
-advance inside MPI_Wait otherwise. From each trace (the slowest rank):
+the dW matmul); with --progress also with MPICH's asynchronous progress
+thread (MPIR_CVAR_ASYNC_PROGRESS=1). From each trace, on the slowest rank,
+within the call of @step:
 
-  step      the compute stream's span from the first to the last event
-  exposed   time the compute stream spends in blocking collectives and waits
+  step      the call's span
+  exposed   time the compute stream spends in blocking collectives, issues
+            and waits
   in flight time asynchronous collectives spend between issue and wait end
-  hidden    in flight minus their waits: communication that ran under compute
+  hidden    in flight minus their issues and waits: an upper bound of the
+            communication that ran under compute
 
-and from --dist-overlap-report the predicted makespan and exposed
-communication of @step, with the prediction's error, once with the
-report's default constants and once calibrated: the compute rate from the
-first size's "before" run (its flops over its compute time) and the link's
-latency and bandwidth from the blocking allreduces of the tiny size and the
-first size (two points of latency + bytes / bandwidth), so that the other
-sizes are predicted, not fitted.
-Inputs are splat constants (the values do not matter for time); the median
-of --reps runs is reported.
+The prediction is --dist-overlap-report's makespan and exposed
+communication of @step with the cost model that dist-run --calibrate
+measured on 2 processes first (dist.calibrate), and with the report's
+default constants for comparison. The median of --reps runs is reported.
 """
 import argparse
 import json
@@ -87,59 +85,28 @@ func.func @main() {{
 
 
 def measure(trace):
-    """Per rank: step, exposed, in flight, hidden (microseconds); the
-    slowest rank's figures."""
+    """Step, exposed, in flight and hidden (microseconds) of the call of
+    @step, on the rank whose call took longest."""
     rows = []
     events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     for rank in sorted({e["pid"] for e in events}):
         mine = [e for e in events if e["pid"] == rank]
-        compute = [e for e in mine if e["tid"] == 0]
-        step = max(e["ts"] + e["dur"] for e in compute) - min(e["ts"] for e in compute)
-        exposed = sum(e["dur"] for e in compute
-                      if e["cat"] in ("collective", "wait", "issue"))
-        flight = sum(e["dur"] for e in mine if e["tid"] >= 100)
-        waits = sum(e["dur"] for e in compute if e["cat"] == "wait")
-        rows.append((step, exposed, flight, max(0.0, flight - waits)))
+        [call] = [e for e in mine if e["cat"] == "function" and e["name"] == "step"]
+        begin, end = call["ts"], call["ts"] + call["dur"]
+        inside = [e for e in mine if begin <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-3]
+        exposed = sum(e["dur"] for e in inside
+                      if e["tid"] == 0 and e["cat"] in ("collective", "wait", "issue"))
+        flight = sum(e["dur"] for e in inside if e["tid"] >= 100)
+        visible = sum(e["dur"] for e in inside if e["cat"] in ("wait", "issue"))
+        rows.append((call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0))
     return max(rows)
 
 
-def flops(rows, hidden, ffn):
-    """Per process: six matmuls of rows x hidden x ffn/2 (two forward, two
-    per matmul_grad), two flops per multiply-add."""
-    return 6 * 2 * rows * hidden * (ffn // 2)
-
-
-def allreduce_us(trace):
-    """Mean duration of the blocking allreduces on the slowest rank."""
-    events = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["tid"] == 0
-              and e["cat"] == "collective"]
-    ranks = {e["pid"] for e in events}
-    return max(statistics.mean(e["dur"] for e in events if e["pid"] == r) for r in ranks)
-
-
-def calibrate(ctx, first, reps):
-    """Cost-model constants for this machine (see the module docstring)."""
-    points = []
-    for size in ("tiny", first):
-        rows, hidden, ffn = SIZES[size]
-        traces = [traced(program(rows, hidden, ffn), "", False) for _ in range(reps)]
-        step, exposed, _, _ = [statistics.median(measure(t)[i] for t in traces)
-                               for i in range(4)]
-        points.append((rows * hidden * 4, statistics.median(allreduce_us(t) for t in traces),
-                       flops(rows, hidden, ffn) / (step - exposed)))
-    (b0, t0, _), (b1, t1, rate) = points
-    # One point (calibrating on tiny itself): all of it is latency.
-    per_byte = max((t1 - t0) / (b1 - b0), 1e-9) if b1 > b0 else 1e-9  # us per byte
-    latency = max(t0 - b0 * per_byte, 0.0)
-    return {"peak_tflops": rate / 1e6, "link_latency_us": latency,
-            "link_bandwidth_gbps": 1e-3 / per_byte}
-
-
-def predict(ctx, text, flags, constants):
+def predict(ctx, text, flags, options):
     module = dist.Module.parse(text, context=ctx)
     if flags:
         module.run(flags.lstrip("-"))
-    report = dist.overlap_report(module, **constants)
+    report = dist.overlap_report(module, **options)
     [step] = [f for f in report["functions"] if f["name"] == "step"]
     return step["makespan_us"], step["exposed_comm_us"]
 
@@ -169,6 +136,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="small,large")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--progress", action="store_true",
+                        help="also run with MPICH's asynchronous progress thread")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     ctx = dist.Context()
@@ -177,30 +146,37 @@ def main():
     for size in sizes:
         if size not in SIZES:
             sys.exit(f"runtime.py: unknown size {size!r}; expected one of {sorted(SIZES)}")
-    model = calibrate(ctx, sizes[0], args.reps)
-    print("calibrated on " + sizes[0] + ": " + ", ".join(
-        f"{k.replace('_', '-')}={v:.4g}" for k, v in model.items()))
-    print("| size | program | async progress | step | exposed comm | in flight | hidden | "
-          "predicted step | predicted exposed | step error | default model step |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for size in sizes:
-        text = program(*SIZES[size])
-        for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]:
-            pstep, pexposed = predict(ctx, text, flags, model)
-            dstep, _ = predict(ctx, text, flags, {})
-            for progress in (False, True):
-                step, exposed, flight, hidden = run_traced(text, flags, args.reps, progress)
-                error = (pstep - step) / step * 100 if step else 0.0
-                rows.append({"size": size, "program": label, "async_progress": progress,
-                             "step_us": step, "exposed_us": exposed, "in_flight_us": flight,
-                             "hidden_us": hidden, "predicted_step_us": pstep,
-                             "predicted_exposed_us": pexposed, "step_error_pct": error,
-                             "default_model_step_us": dstep, "calibration": model})
-                ms = lambda us: f"{us / 1000:.2f} ms"
-                print(f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
-                      f"{ms(step)} | {ms(exposed)} | {ms(flight)} | {ms(hidden)} | "
-                      f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% | {ms(dstep)} |",
-                      flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        cost_model = os.path.join(tmp, "costs.json")
+        model = dist.calibrate(2, cost_model)
+        print("calibrated (dist-run --calibrate, 2 processes): " + ", ".join(
+            f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in model["matmul-tflops"].items())
+            + "; " + ", ".join(f"{kind} {link['latency-us']:.1f} us + bytes / "
+                               f"{link['bandwidth-gbps']:.3g} GB/s"
+                               for kind in ("allreduce", "broadcast")
+                               for link in model[kind]))
+        print("| size | program | async progress | step | exposed comm | in flight | hidden | "
+              "predicted step | predicted exposed | step error | default model step |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for size in sizes:
+            text = program(*SIZES[size])
+            for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]:
+                pstep, pexposed = predict(ctx, text, flags, {"cost_model": cost_model})
+                dstep, _ = predict(ctx, text, flags, {})
+                for progress in (False, True) if args.progress else (False,):
+                    step, exposed, flight, hidden = run_traced(text, flags, args.reps, progress)
+                    error = (pstep - step) / step * 100 if step else 0.0
+                    rows.append({"size": size, "program": label, "async_progress": progress,
+                                 "step_us": step, "exposed_us": exposed,
+                                 "in_flight_us": flight, "hidden_us": hidden,
+                                 "predicted_step_us": pstep,
+                                 "predicted_exposed_us": pexposed, "step_error_pct": error,
+                                 "default_model_step_us": dstep, "calibration": model})
+                    ms = lambda us: f"{us / 1000:.2f} ms"
+                    print(f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
+                          f"{ms(step)} | {ms(exposed)} | {ms(flight)} | {ms(hidden)} | "
+                          f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% | {ms(dstep)} |",
+                          flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

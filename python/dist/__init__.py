@@ -16,7 +16,7 @@ from ._errors import Diagnostic, DiagnosticError, Location
 from ._dist import (Attribute, Block, Context, FutureType, Mesh, Module,
                     Operation, Region, TensorDist, TensorType, Type, Value)
 from .builder import FunctionBuilder
-from .mpi import RunError, build_native, parse_rank_output, run_on_mpi
+from .mpi import RunError, build_native, calibrate, parse_rank_output, run_on_mpi
 
 import json as _json
 import os as _os
@@ -27,7 +27,7 @@ __all__ = [
     "FunctionBuilder", "FutureType", "Location", "Mesh", "Module",
     "Operation", "PassManager", "Region", "RunError", "TensorDist",
     "TensorType", "Type", "Value", "build_native", "overlap_report",
-    "parse_rank_output", "run_on_mpi",
+    "calibrate", "parse_rank_output", "run_on_mpi",
 ]
 
 

@@ -1,5 +1,6 @@
 """Running a dist program on MPI processes and reading its results back."""
 
+import json
 import os
 import re
 import shutil
@@ -122,6 +123,18 @@ def build_native(module, procs, output, entry="main", pass_flags="", timeout=300
             cmd.append("--trace=" + os.path.join(tmp, "unused.json"))
         _dist_run(cmd, timeout)
     return output
+
+
+def calibrate(procs, output, timeout=300):
+    """Measures this machine's collectives and lowered matmuls on `procs`
+    processes (dist-run --calibrate) and writes the cost-model file `output`
+    that the estimating passes read (cost_model=... of overlap_report,
+    cost-model=FILE of the passes). Returns the file's contents as a dict."""
+    output = os.path.abspath(output)
+    _dist_run([_find_dist_run(), "-n", str(procs), "--calibrate", output,
+               f"--timeout={timeout}"], timeout)
+    with open(output) as f:
+        return json.load(f)
 
 
 def parse_rank_output(text):
