@@ -292,18 +292,30 @@ FailureOr<llvm::StringMap<Measured>> readMeasuredTrace(StringRef path,
   };
   std::map<std::pair<std::string, int64_t>, Totals> totals;
   constexpr double kSlack = 1e-3; // Rounding of the trace's times.
+  // The compute stream's communication, by rank and start, so that each
+  // call looks only at what starts within it (a long run has many calls).
+  std::vector<const TraceInterval *> comm;
+  for (const TraceInterval &e : intervals)
+    if (e.thread == 0 && (e.category == "collective" || e.category == "issue" ||
+                          e.category == "wait"))
+      comm.push_back(&e);
+  auto byRankAndBegin = [](const TraceInterval *a, const TraceInterval *b) {
+    return std::pair(a->rank, a->begin) < std::pair(b->rank, b->begin);
+  };
+  llvm::sort(comm, byRankAndBegin);
   for (const TraceInterval &call : intervals) {
     if (call.category != "function" || call.thread != 0)
       continue;
     Totals &t = totals[{call.name, call.rank}];
     ++t.calls;
     t.span += call.end - call.begin;
-    for (const TraceInterval &e : intervals)
-      if (e.rank == call.rank && e.thread == 0 &&
-          (e.category == "collective" || e.category == "issue" ||
-           e.category == "wait") &&
-          e.begin >= call.begin - kSlack && e.end <= call.end + kSlack)
-        t.exposed += e.end - e.begin;
+    TraceInterval from{"", "", call.rank, 0, call.begin - kSlack, 0};
+    for (auto it = llvm::lower_bound(comm, &from, byRankAndBegin);
+         it != comm.end() && (*it)->rank == call.rank &&
+         (*it)->begin <= call.end + kSlack;
+         ++it)
+      if ((*it)->end <= call.end + kSlack)
+        t.exposed += (*it)->end - (*it)->begin;
   }
   if (totals.empty())
     return error() << "no function calls in the trace (record one with "
