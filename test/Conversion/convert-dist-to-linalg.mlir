@@ -18,17 +18,56 @@ func.func @matmul(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>) -> tensor<2x4x8xf3
 
 // -----
 
-// The gradients reuse the forward loops: dX keeps x's dims (k reduced over
-// n), dY keeps y's dims, so the batch dim y lacks is summed.
+// dX = dY y^T is a plain matmul of dY and a copy of y^T (n innermost, where
+// the copy and dX are contiguous); dY keeps the forward loops and y's dims,
+// so the batch dim y lacks is summed.
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @matmul_grad
-// CHECK: linalg.generic {indexing_maps = [#[[O]], #[[Y]], #[[X]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg2, %arg1
+// CHECK: %[[YT:.*]] = linalg.transpose ins(%arg1 : tensor<3x8xf32>) outs(%{{.*}} : tensor<8x3xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[Y]], #[[O]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%arg2, %[[YT]] : tensor<2x4x8xf32>, tensor<8x3xf32>) outs(%{{.*}} : tensor<2x4x3xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[X]], #[[O]], #[[Y]]], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%arg0, %arg2
 func.func @matmul_grad(%x: tensor<2x4x3xf32>, %y: tensor<3x8xf32>, %d: tensor<2x4x8xf32>) -> (tensor<2x4x3xf32>, tensor<3x8xf32>) {
   %dx, %dy = dist.matmul_grad %x, %y, %d : tensor<2x4x3xf32>, tensor<3x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x3xf32>, tensor<3x8xf32>
   return %dx, %dy : tensor<2x4x3xf32>, tensor<3x8xf32>
+}
+
+// -----
+
+// With transpose_x, dX (k x m) = y dY^T: a copy of dY^T, y as it is.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[Y:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @matmul_grad_transpose_x
+// CHECK: %[[DT:.*]] = linalg.transpose ins(%arg2 : tensor<4x8xf32>) outs(%{{.*}} : tensor<8x4xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[Y]], #[[O]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg1, %[[DT]] : tensor<3x8xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<3x4xf32>)
+func.func @matmul_grad_transpose_x(%x: tensor<3x4xf32>, %y: tensor<3x8xf32>, %d: tensor<4x8xf32>) -> (tensor<3x4xf32>, tensor<3x8xf32>) {
+  %dx, %dy = dist.matmul_grad %x, %y, %d transpose_x : tensor<3x4xf32>, tensor<3x8xf32>, tensor<4x8xf32> -> tensor<3x4xf32>, tensor<3x8xf32>
+  return %dx, %dy : tensor<3x4xf32>, tensor<3x8xf32>
+}
+
+// -----
+
+// An x without out_grad's batch dim sums dX over it: one contraction over the
+// forward loops, no copy.
+// CHECK-LABEL: func.func @matmul_grad_broadcast_x
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel", "reduction"]} ins(%arg2, %arg1
+func.func @matmul_grad_broadcast_x(%x: tensor<4x3xf32>, %y: tensor<2x3x8xf32>, %d: tensor<2x4x8xf32>) -> (tensor<4x3xf32>, tensor<2x3x8xf32>) {
+  %dx, %dy = dist.matmul_grad %x, %y, %d : tensor<4x3xf32>, tensor<2x3x8xf32>, tensor<2x4x8xf32> -> tensor<4x3xf32>, tensor<2x3x8xf32>
+  return %dx, %dy : tensor<4x3xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// A transposed y is copied back first: the matmul reads it contiguously.
+// CHECK-LABEL: func.func @matmul_transpose_y
+// CHECK: %[[YT:.*]] = linalg.transpose ins(%arg1 : tensor<8x3xf32>) outs(%{{.*}} : tensor<3x8xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0, %[[YT]] : tensor<4x3xf32>, tensor<3x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+func.func @matmul_transpose_y(%x: tensor<4x3xf32>, %y: tensor<8x3xf32>) -> tensor<4x8xf32> {
+  %r = dist.matmul %x, %y transpose_y : tensor<4x3xf32>, tensor<8x3xf32> -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
 }
 
 // -----
