@@ -16,14 +16,17 @@ within the call of @step:
   step      the call's span
   exposed   time the compute stream spends in blocking collectives, issues
             and waits
+  issue     the part of it spent issuing asynchronous collectives (MPICH may
+            move a message inside MPI_Iallreduce itself)
   in flight time asynchronous collectives spend between issue and wait end
   hidden    in flight minus their issues and waits: an upper bound of the
             communication that ran under compute
 
 The prediction is --dist-overlap-report's makespan and exposed
 communication of @step with the cost model that dist-run --calibrate
-measured on 2 processes first (dist.calibrate), and with the report's
-default constants for comparison. The median of --reps runs is reported.
+measured on 2 processes (dist.calibrate) right before each repetition, and
+with the report's default constants for comparison. Medians of --reps
+repetitions are reported, with the range of the step's prediction error.
 """
 import argparse
 import json
@@ -98,7 +101,9 @@ def measure(trace):
                       if e["tid"] == 0 and e["cat"] in ("collective", "wait", "issue"))
         flight = sum(e["dur"] for e in inside if e["tid"] >= 100)
         visible = sum(e["dur"] for e in inside if e["cat"] in ("wait", "issue"))
-        rows.append((call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0))
+        issue = sum(e["dur"] for e in inside if e["cat"] == "issue")
+        rows.append((call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0,
+                     issue))
     return max(rows)
 
 
@@ -126,57 +131,76 @@ def traced(text, flags, progress):
             return json.load(f)
 
 
-def run_traced(text, flags, reps, progress):
-    results = [measure(traced(text, flags, progress)) for _ in range(reps)]
-    return [statistics.median(r[i] for r in results) for i in range(4)]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="small,large")
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--progress", action="store_true",
                         help="also run with MPICH's asynchronous progress thread")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     ctx = dist.Context()
-    rows = []
     sizes = args.sizes.split(",")
     for size in sizes:
         if size not in SIZES:
             sys.exit(f"runtime.py: unknown size {size!r}; expected one of {sorted(SIZES)}")
+    configs = [(size, label, flags, progress) for size in sizes
+               for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]
+               for progress in ((False, True) if args.progress else (False,))]
+    samples = {c: [] for c in configs}
+    models = []
     with tempfile.TemporaryDirectory() as tmp:
         cost_model = os.path.join(tmp, "costs.json")
-        model = dist.calibrate(2, cost_model)
-        print("calibrated (dist-run --calibrate, 2 processes): " + ", ".join(
-            f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in model["matmul-tflops"].items())
-            + "; " + ", ".join(f"{kind} {link['latency-us']:.1f} us + bytes / "
-                               f"{link['bandwidth-gbps']:.3g} GB/s"
-                               for kind in ("allreduce", "broadcast")
-                               for link in model[kind]))
-        print("| size | program | async progress | step | exposed comm | in flight | hidden | "
-              "predicted step | predicted exposed | step error | default model step |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for size in sizes:
-            text = program(*SIZES[size])
-            for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]:
+        # Each repetition calibrates right before it runs: this machine's
+        # speed drifts by tens of percent over minutes, and a prediction is
+        # only as good as the calibration of the same moment.
+        for _ in range(args.reps):
+            models.append(dist.calibrate(2, cost_model))
+            for config in configs:
+                size, _, flags, progress = config
+                text = program(*SIZES[size])
                 pstep, pexposed = predict(ctx, text, flags, {"cost_model": cost_model})
-                dstep, _ = predict(ctx, text, flags, {})
-                for progress in (False, True) if args.progress else (False,):
-                    step, exposed, flight, hidden = run_traced(text, flags, args.reps, progress)
-                    error = (pstep - step) / step * 100 if step else 0.0
-                    rows.append({"size": size, "program": label, "async_progress": progress,
-                                 "step_us": step, "exposed_us": exposed,
-                                 "in_flight_us": flight, "hidden_us": hidden,
-                                 "predicted_step_us": pstep,
-                                 "predicted_exposed_us": pexposed, "step_error_pct": error,
-                                 "default_model_step_us": dstep, "calibration": model})
-                    ms = lambda us: f"{us / 1000:.2f} ms"
-                    print(f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
-                          f"{ms(step)} | {ms(exposed)} | {ms(flight)} | {ms(hidden)} | "
-                          f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% | {ms(dstep)} |",
-                          flush=True)
+                samples[config].append(measure(traced(text, flags, progress))
+                                       + (pstep, pexposed))
+    rates = {form: statistics.median(m["matmul-tflops"][form] for m in models)
+             for form in models[0]["matmul-tflops"]}
+    links = {kind: (statistics.median(m[kind][0]["latency-us"] for m in models),
+                    statistics.median(m[kind][0]["bandwidth-gbps"] for m in models))
+             for kind in ("allreduce", "broadcast")}
+    print(f"calibrated {args.reps} times (dist-run --calibrate, 2 processes), medians: "
+          + ", ".join(f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in rates.items())
+          + "; " + ", ".join(f"{kind} {lat:.1f} us + bytes / {bw:.3g} GB/s"
+                             for kind, (lat, bw) in links.items())
+          + "; matmul rate range " + ", ".join(
+              f"{min(m['matmul-tflops']['matmul'] for m in models) * 1e3:.3g}-"
+              f"{max(m['matmul-tflops']['matmul'] for m in models) * 1e3:.3g} GFLOP/s"
+              for _ in [0]))
+    print("| size | program | async progress | step | exposed comm | of which issue | "
+          "in flight | hidden | predicted step | predicted exposed | step error (range) | "
+          "default model step |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    ms = lambda us: f"{us / 1000:.2f} ms"
+    for config in configs:
+        size, label, flags, progress = config
+        runs = samples[config]
+        step, exposed, flight, hidden, issue, pstep, pexposed = [
+            statistics.median(r[i] for r in runs) for i in range(7)]
+        errors = sorted((r[5] - r[0]) / r[0] * 100 for r in runs)
+        error = statistics.median(errors)
+        dstep, _ = predict(ctx, program(*SIZES[size]), flags, {})
+        rows.append({"size": size, "program": label, "async_progress": progress,
+                     "step_us": step, "exposed_us": exposed, "issue_us": issue,
+                     "in_flight_us": flight, "hidden_us": hidden,
+                     "predicted_step_us": pstep, "predicted_exposed_us": pexposed,
+                     "step_error_pct": error, "step_error_range_pct": [errors[0], errors[-1]],
+                     "default_model_step_us": dstep, "samples": runs,
+                     "matmul_gflops": {f: r * 1e3 for f, r in rates.items()}})
+        print(f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
+              f"{ms(step)} | {ms(exposed)} | {ms(issue)} | {ms(flight)} | {ms(hidden)} | "
+              f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% ({errors[0]:+.0f}% to "
+              f"{errors[-1]:+.0f}%) | {ms(dstep)} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
