@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """dist-run leaves nothing behind: after a timeout, SIGTERM or SIGINT, no
-process of the run is left and its temporary directory is gone.
+process of the run is left and its temporary directory is gone; nor after
+SIGTERM during --calibrate, which runs a dist-run of its own.
 
   dist_run_cleanup.py DIST_RUN HANGING_PROGRAM FINISHING_PROGRAM
 
@@ -83,6 +84,42 @@ def check(label, dist_run, program, tmpdir, tag, send=None):
     return ok
 
 
+def check_calibrate(dist_run, tmpdir):
+    """SIGTERM during --calibrate: the inner traced run is stopped and
+    cleaned up too, and no cost-model file is written."""
+    out_file = os.path.join(os.path.dirname(tmpdir), "costs.json")
+    env = dict(os.environ, TMPDIR=tmpdir)
+    proc = subprocess.Popen([dist_run, "-n", "2", "--calibrate", out_file],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    deadline = time.time() + 60
+    # The inner dist-run's own directory, with its trace state, in TMPDIR.
+    while not glob.glob(os.path.join(tmpdir, "dist-run-*", "trace")):
+        if time.time() > deadline or proc.poll() is not None:
+            print("FAILED: calibrate: the run never started")
+            return False
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    ok = proc.returncode == 128 + signal.SIGTERM
+    if not ok:
+        print(f"FAILED: calibrate: exit status {proc.returncode}\n{err}")
+    left = survivors(tmpdir)
+    if left:
+        print(f"FAILED: calibrate: processes left: {left}")
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        ok = False
+    if os.listdir(tmpdir) or os.path.exists(out_file):
+        print(f"FAILED: calibrate: files left: {os.listdir(tmpdir)}, "
+              f"cost model written: {os.path.exists(out_file)}")
+        ok = False
+    sys.stdout.write(err)
+    print(f"{'ok' if ok else 'FAILED'}: calibrate SIGTERM: exit {proc.returncode}, "
+          "no process, no file and no cost model left")
+    return ok
+
+
 def main():
     dist_run, hanging, finishing = sys.argv[1], sys.argv[2], sys.argv[3]
     work = tempfile.mkdtemp(prefix="dist-run-cleanup-")
@@ -99,6 +136,9 @@ def main():
             tmpdir = os.path.join(work, label)
             os.mkdir(tmpdir)
             ok &= check(label, dist_run, program, tmpdir, tag, send)
+        tmpdir = os.path.join(work, "calibrate")
+        os.mkdir(tmpdir)
+        ok &= check_calibrate(dist_run, tmpdir)
         new = jit_dumps() - dumps
         if new:
             print(f"FAILED: JIT dumps left behind: {sorted(new)}")
