@@ -163,6 +163,7 @@ def main():
                 pstep, pexposed = predict(ctx, text, flags, {"cost_model": cost_model})
                 samples[config].append(measure(traced(text, flags, progress))
                                        + (pstep, pexposed))
+    matmul_rates = [m["matmul-tflops"]["matmul"] for m in models]
     rates = {form: statistics.median(m["matmul-tflops"][form] for m in models)
              for form in models[0]["matmul-tflops"]}
     links = {kind: (statistics.median(m[kind][0]["latency-us"] for m in models),
@@ -172,10 +173,8 @@ def main():
           + ", ".join(f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in rates.items())
           + "; " + ", ".join(f"{kind} {lat:.1f} us + bytes / {bw:.3g} GB/s"
                              for kind, (lat, bw) in links.items())
-          + "; matmul rate range " + ", ".join(
-              f"{min(m['matmul-tflops']['matmul'] for m in models) * 1e3:.3g}-"
-              f"{max(m['matmul-tflops']['matmul'] for m in models) * 1e3:.3g} GFLOP/s"
-              for _ in [0]))
+          + f"; matmul rate range {min(matmul_rates) * 1e3:.3g}-"
+            f"{max(matmul_rates) * 1e3:.3g} GFLOP/s")
     print("| size | program | async progress | step | exposed comm | of which issue | "
           "in flight | hidden | predicted step | predicted exposed | step error (range) | "
           "default model step |")

@@ -102,10 +102,10 @@ MUTANTS = [
      ["Transforms/dist-overlap-report-measured.mlir"],
      "the measured figures are the fastest rank's, not the slowest's"),
     ("grad-dx-untransposed-y", "lib/Conversion/DistToLinalg.cpp",
-     "op.getTransposeY() ? transposeLastTwo(rewriter, loc, y) : y,",
      "op.getTransposeY() ? y : transposeLastTwo(rewriter, loc, y),",
+     "op.getTransposeY() ? transposeLastTwo(rewriter, loc, y) : y,",
      ["python/test_matmul_numerics.py"],
-     "matmul_grad with transpose_x computes dX from y the wrong way round"),
+     "matmul_grad computes dX from y the wrong way round"),
 ]
 
 

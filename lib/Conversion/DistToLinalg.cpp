@@ -164,16 +164,18 @@ static Value transposeLastTwo(OpBuilder &b, Location loc, Value t) {
       .getResult()[0];
 }
 
-/// `x * y` (neither transposed) into `resultType`. The loops run n
-/// innermost, where y and the result are contiguous; callers copy a
-/// transposed y first, since a transposed y would be read with a stride
-/// there (the copy moves k x n values, the contraction m times as many).
-static Value plainMatmul(OpBuilder &b, Location loc, Value x, Value y,
-                         RankedTensorType resultType) {
+/// `op(x) * y` into `resultType`, y not transposed. The loops run n
+/// innermost, where y and the result are contiguous (a transposed x is read
+/// at a fixed place there); callers copy a transposed y first, since it would
+/// be read with a stride (the copy moves k x n values, the contraction m
+/// times as many).
+static Value matmulOfUntransposedY(OpBuilder &b, Location loc, Value x,
+                                   bool transposeX, Value y,
+                                   RankedTensorType resultType) {
   FailureOr<MatmulLoops> loops =
       matmulLoops(b.getContext(), cast<RankedTensorType>(x.getType()),
-                  cast<RankedTensorType>(y.getType()), resultType,
-                  /*tx=*/false, /*ty=*/false);
+                  cast<RankedTensorType>(y.getType()), resultType, transposeX,
+                  /*ty=*/false);
   assert(succeeded(loops) && "batch dims were checked by the caller");
   return contract(b, loc, x, loops->x, y, loops->y, resultType, loops->out);
 }
@@ -195,21 +197,12 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
                           "(size 1 against a larger size) to the runtime");
     auto type = getTypeConverter()->convertType<RankedTensorType>(
         op.getResult().getType());
-    if (op.getTransposeY()) {
-      // y^T copied, so that the innermost loop reads it contiguously.
-      Location loc = op.getLoc();
-      Value x = adaptor.getX();
-      if (op.getTransposeX())
-        x = transposeLastTwo(rewriter, loc, x);
-      rewriter.replaceOp(
-          op,
-          plainMatmul(rewriter, loc, x,
-                      transposeLastTwo(rewriter, loc, adaptor.getY()), type));
-      return success();
-    }
-    rewriter.replaceOp(op,
-                       contract(rewriter, op.getLoc(), adaptor.getX(), loops->x,
-                                adaptor.getY(), loops->y, type, loops->out));
+    Value y = adaptor.getY();
+    if (op.getTransposeY())
+      y = transposeLastTwo(rewriter, op.getLoc(), y);
+    rewriter.replaceOp(op, matmulOfUntransposedY(rewriter, op.getLoc(),
+                                                 adaptor.getX(),
+                                                 op.getTransposeX(), y, type));
     return success();
   }
 };
@@ -234,7 +227,8 @@ struct MatmulGradLowering : public OpConversionPattern<MatmulGradOp> {
     // missing from its own dims (k, or m/n, and any batch dims y lacks).
     Location loc = op.getLoc();
     // dX = dY op(y)^T, or its transpose (op(y) dY^T) for a transposed x: as
-    // a plain matmul of copies, its innermost loop runs over dX's last dim,
+    // a matmul with an untransposed second operand, its innermost loop runs
+    // over dX's last dim,
     // contiguously, instead of contracting there (a dot product LLVM does
     // not vectorise: the matmul_grad ran at 1.09 GFLOP/s against the plain
     // matmul's 2.44 here).
@@ -248,12 +242,11 @@ struct MatmulGradLowering : public OpConversionPattern<MatmulGradOp> {
             ? contract(rewriter, loc, dout, loops->out, y, loops->y, dxType,
                        loops->x)
         : op.getTransposeX()
-            ? plainMatmul(
-                  rewriter, loc,
-                  op.getTransposeY() ? transposeLastTwo(rewriter, loc, y) : y,
-                  transposeLastTwo(rewriter, loc, dout), dxType)
-            : plainMatmul(
-                  rewriter, loc, dout,
+            ? matmulOfUntransposedY(rewriter, loc, y, op.getTransposeY(),
+                                    transposeLastTwo(rewriter, loc, dout),
+                                    dxType)
+            : matmulOfUntransposedY(
+                  rewriter, loc, dout, /*transposeX=*/false,
                   op.getTransposeY() ? y : transposeLastTwo(rewriter, loc, y),
                   dxType);
     Value dy = contract(

@@ -44,6 +44,23 @@ def jit_dumps():
     return found
 
 
+def nothing_left(label, tag, tmpdir):
+    """Whether no process whose command line names `tag` and no file in
+    `tmpdir` is left (says what is, and kills the processes)."""
+    ok = True
+    left = survivors(tag)
+    if left:
+        print(f"FAILED: {label}: processes left: {left}")
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        ok = False
+    files = os.listdir(tmpdir)
+    if files:
+        print(f"FAILED: {label}: files left in TMPDIR: {files}")
+        ok = False
+    return ok
+
+
 def check(label, dist_run, program, tmpdir, tag, send=None):
     env = dict(os.environ, TMPDIR=tmpdir)
     timeout = "3" if send is None else "120"
@@ -68,16 +85,7 @@ def check(label, dist_run, program, tmpdir, tag, send=None):
     if proc.returncode != want:
         print(f"FAILED: {label}: exit status {proc.returncode}, expected {want}\n{err}")
         ok = False
-    left = survivors(tag)
-    if left:
-        print(f"FAILED: {label}: processes left: {left}")
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        ok = False
-    files = os.listdir(tmpdir)
-    if files:
-        print(f"FAILED: {label}: files left in TMPDIR: {files}")
-        ok = False
+    ok &= nothing_left(label, tag, tmpdir)
     sys.stdout.write(err)
     print(f"{'ok' if ok else 'FAILED'}: {label}: exit {proc.returncode}, "
           f"no process and no file left")
@@ -104,15 +112,9 @@ def check_calibrate(dist_run, tmpdir):
     ok = proc.returncode == 128 + signal.SIGTERM
     if not ok:
         print(f"FAILED: calibrate: exit status {proc.returncode}\n{err}")
-    left = survivors(tmpdir)
-    if left:
-        print(f"FAILED: calibrate: processes left: {left}")
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        ok = False
-    if os.listdir(tmpdir) or os.path.exists(out_file):
-        print(f"FAILED: calibrate: files left: {os.listdir(tmpdir)}, "
-              f"cost model written: {os.path.exists(out_file)}")
+    ok &= nothing_left("calibrate", tmpdir, tmpdir)
+    if os.path.exists(out_file):
+        print("FAILED: calibrate: a cost model was written")
         ok = False
     sys.stdout.write(err)
     print(f"{'ok' if ok else 'FAILED'}: calibrate SIGTERM: exit {proc.returncode}, "

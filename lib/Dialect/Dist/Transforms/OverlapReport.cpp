@@ -73,6 +73,9 @@ std::optional<double> errorPercent(double predicted, double measured) {
 }
 
 constexpr unsigned kNumStreams = 4;
+/// The tracks' names, by StreamKind value.
+constexpr const char *kTrackNames[kNumStreams] = {"compute", "mp", "dp",
+                                                  "sharding"};
 
 FunctionReport simulate(func::FuncOp func, const CostModel &model) {
   FunctionReport report;
@@ -200,8 +203,6 @@ void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
 }
 
 void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  static const char *trackNames[kNumStreams] = {"compute", "mp", "dp",
-                                                "sharding"};
   llvm::json::OStream json(os);
   auto metadata = [&](StringRef name, int64_t pid, std::optional<int64_t> tid,
                       StringRef value) {
@@ -220,7 +221,7 @@ void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
         int64_t pid = index + 1;
         metadata("process_name", pid, std::nullopt, "@" + r.name);
         for (unsigned track = 0; track < kNumStreams; ++track)
-          metadata("thread_name", pid, track, trackNames[track]);
+          metadata("thread_name", pid, track, kTrackNames[track]);
         for (const Slice &slice : r.slices)
           json.object([&] {
             json.attribute("name", slice.name);
@@ -394,8 +395,6 @@ std::string xmlEscape(StringRef text) {
 /// dist.timeline (compute blue, exposed communication red, communication on
 /// a stream green).
 void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  static const char *trackNames[kNumStreams] = {"compute", "mp", "dp",
-                                                "sharding"};
   constexpr int kWidth = 1100, kLabel = 190, kLane = 18, kGap = 4;
   auto color = [](const Slice &slice) {
     if (slice.track != 0)
@@ -423,7 +422,7 @@ void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
     y += 20;
     for (unsigned track : tracks) {
       out << llvm::formatv("<text x=\"10\" y=\"{0}\">{1} stream</text>\n",
-                           y + kLane - 5, trackNames[track]);
+                           y + kLane - 5, kTrackNames[track]);
       out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
                            "stroke=\"#ddd\"/>\n",
                            kLabel, y + kLane / 2, kWidth - 20);
