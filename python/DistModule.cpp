@@ -1172,7 +1172,8 @@ PYBIND11_MODULE(_dist, m) {
       .def_static("parse", &parseModule, py::arg("text"),
                   py::arg("filename") = "<string>",
                   py::arg("context") = py::none(),
-                  "Parses a module; raises DiagnosticError on a parse or "
+                  "Parses a module from IR text (str) or MLIR bytecode "
+                  "(bytes); raises DiagnosticError on a parse or "
                   "verification error.")
       .def_static("create", &emptyModule, py::arg("context") = py::none(),
                   "An empty module.")
@@ -1208,6 +1209,17 @@ PYBIND11_MODULE(_dist, m) {
           },
           py::arg("generic") = false, py::arg("debug_info") = false,
           "The module as IR text (generic form with generic=True).")
+      .def(
+          "bytecode",
+          [](const Module &mod) {
+            mod.state->ctx->get();
+            std::string out;
+            mlirOperationWriteBytecode(
+                mlirModuleGetOperation(mod.state->module), append, &out);
+            return py::bytes(out);
+          },
+          "The module as MLIR bytecode (Module.parse and Module.read take "
+          "it back).")
       .def("__str__", [](const Module &mod) {
         mod.state->ctx->get();
         return printOperation(mlirModuleGetOperation(mod.state->module), false,

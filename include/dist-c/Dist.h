@@ -33,12 +33,13 @@ mlirDistRegisterAllDialects(MlirDialectRegistry registry);
  *  pipelines, and upstream's passes (canonicalize, cse, ...). */
 MLIR_CAPI_EXPORTED void mlirDistRegisterAllPasses(void);
 
-/** Parses `source` as a module (top-level ops go into an implicit
- *  builtin.module, as in dist-opt), naming the buffer `sourceName` in
- *  locations and diagnostics: mlirModuleCreateParse with a file name. Null
- *  on a parse or verification error, reported through the context, and for
- *  input nested more than 1000 levels deep (the parser would overflow the
- *  stack). */
+/** Parses `source`, MLIR text or bytecode, as a module (top-level ops go
+ *  into an implicit builtin.module, as in dist-opt), naming the buffer
+ *  `sourceName` in locations and diagnostics: mlirModuleCreateParse with a
+ *  file name. Null on a parse or verification error, reported through the
+ *  context, and for input nested more than 1000 levels deep (regions,
+ *  attributes or types: the parser, the printer and passes would overflow
+ *  the stack). */
 MLIR_CAPI_EXPORTED MlirModule mlirDistModuleCreateParse(
     MlirContext ctx, MlirStringRef source, MlirStringRef sourceName);
 

@@ -66,6 +66,9 @@ MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
       llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(unwrap(ctx)));
+  if (module && isBytecodeInput(unwrap(source)) &&
+      failed(checkParsedNesting(*module)))
+    return MlirModule{nullptr};
   return MlirModule{module.release().getOperation()};
 }
 

@@ -1,11 +1,24 @@
-//===- InputLimits.cpp - input that would exhaust the parser's stack ------===//
+//===- InputLimits.cpp - input that would exhaust the stack ---------------===//
 
 #include "dist/Support/InputLimits.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
 using namespace mlir;
+
+bool dist::isBytecodeInput(llvm::StringRef buffer) {
+  return isBytecode(llvm::MemoryBufferRef(buffer, ""));
+}
 
 std::optional<std::string> dist::checkNestingDepth(llvm::StringRef text,
                                                    unsigned limit) {
+  if (isBytecodeInput(text))
+    return std::nullopt;
   unsigned depth = 0, line = 1;
   for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
@@ -54,4 +67,160 @@ std::optional<std::string> dist::checkNestingDepth(llvm::StringRef text,
     }
   }
   return std::nullopt;
+}
+
+namespace {
+/// The nesting depth of attributes and types, each computed once (they are
+/// uniqued, and a module shares most of them), without recursion.
+class AttrTypeDepth {
+public:
+  unsigned of(Attribute attr) { return of(attr.getAsOpaquePointer(), false); }
+  unsigned of(Type type) { return of(type.getAsOpaquePointer(), true); }
+
+private:
+  /// An attribute or a type, by its storage.
+  struct Node {
+    const void *ptr;
+    bool isType;
+  };
+
+  template <typename F> static void forEachChild(Node n, F &&f) {
+    auto onAttr = [&](Attribute a) { f(Node{a.getAsOpaquePointer(), false}); };
+    auto onType = [&](Type t) { f(Node{t.getAsOpaquePointer(), true}); };
+    if (n.isType)
+      Type::getFromOpaquePointer(n.ptr).walkImmediateSubElements(onAttr,
+                                                                 onType);
+    else
+      Attribute::getFromOpaquePointer(n.ptr).walkImmediateSubElements(onAttr,
+                                                                      onType);
+  }
+
+  unsigned of(const void *ptr, bool isType) {
+    if (!ptr)
+      return 0;
+    if (auto it = depth.find(ptr); it != depth.end())
+      return it->second;
+    // Post-order over the not yet measured sub-elements. A node on the
+    // stack has depth 0 in the map, so a cycle (a mutable type that names
+    // itself) ends there.
+    SmallVector<std::pair<Node, bool>> stack{{Node{ptr, isType}, false}};
+    depth[ptr] = 0;
+    while (!stack.empty()) {
+      auto &[node, expanded] = stack.back();
+      if (!expanded) {
+        expanded = true;
+        Node parent = node;
+        forEachChild(parent, [&](Node child) {
+          if (child.ptr && depth.try_emplace(child.ptr, 0).second)
+            stack.push_back({child, false});
+        });
+        continue;
+      }
+      unsigned d = 0;
+      forEachChild(node, [&](Node child) {
+        if (child.ptr)
+          d = std::max(d, depth.lookup(child.ptr));
+      });
+      depth[node.ptr] = d + 1;
+      stack.pop_back();
+    }
+    return depth[ptr];
+  }
+
+  llvm::DenseMap<const void *, unsigned> depth;
+};
+} // namespace
+
+/// Erases everything under `root`, innermost ops first, so that no
+/// destructor recurses.
+static void dismantle(Operation *root) {
+  SmallVector<Operation *> preorder;
+  SmallVector<Operation *> stack{root};
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    preorder.push_back(op);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &child : block)
+          stack.push_back(&child);
+  }
+  for (Operation *op : preorder) {
+    for (OpOperand &operand : op->getOpOperands())
+      operand.drop();
+    for (BlockOperand &successor : op->getBlockOperands())
+      successor.drop();
+  }
+  for (Operation *op : llvm::reverse(ArrayRef(preorder).drop_front()))
+    op->erase();
+}
+
+LogicalResult dist::checkParsedNesting(Operation *root, unsigned limit) {
+  AttrTypeDepth attrDepth;
+  Location where = root->getLoc();
+  std::string what;
+  SmallVector<std::pair<Operation *, unsigned>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto [op, level] = stack.pop_back_val();
+    if (level > limit) {
+      what = "regions";
+      if (attrDepth.of(op->getLoc()) <= limit)
+        where = op->getLoc();
+      break;
+    }
+    // A location is an attribute too (call sites and fusions nest).
+    unsigned deepest = attrDepth.of(op->getLoc());
+    deepest = std::max(deepest, attrDepth.of(op->getRawDictionaryAttrs()));
+    for (StringAttr name : op->getName().getAttributeNames())
+      if (std::optional<Attribute> attr = op->getInherentAttr(name))
+        deepest = std::max(deepest, attrDepth.of(*attr));
+    for (Type type : op->getResultTypes())
+      deepest = std::max(deepest, attrDepth.of(type));
+    for (Region &region : op->getRegions())
+      for (Block &block : region) {
+        for (BlockArgument arg : block.getArguments())
+          deepest = std::max({deepest, attrDepth.of(arg.getType()),
+                              attrDepth.of(arg.getLoc())});
+        for (Operation &child : block)
+          stack.push_back({&child, level + 1});
+      }
+    if (deepest > limit) {
+      what = "attributes or types";
+      // Its location may be what is too deep to print.
+      if (attrDepth.of(op->getLoc()) <= limit)
+        where = op->getLoc();
+      break;
+    }
+  }
+  if (what.empty())
+    return success();
+  // emitError on the location, not the op: the op itself would be printed
+  // into a note, which is what overflows.
+  emitError(where) << "the input nests more than " << limit << " levels deep ("
+                   << what
+                   << "), which printing and rewriting it would recurse "
+                      "through until the stack overflows";
+  dismantle(root);
+  return failure();
+}
+
+namespace {
+struct CheckInputNestingPass
+    : public PassWrapper<CheckInputNestingPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckInputNestingPass)
+
+  StringRef getArgument() const override { return "dist-check-input-nesting"; }
+  StringRef getDescription() const override {
+    return "Reject input (bytecode) that nests deeper than dist's tools "
+           "accept";
+  }
+  void runOnOperation() override {
+    if (failed(dist::checkParsedNesting(getOperation())))
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> dist::createCheckInputNestingPass() {
+  return std::make_unique<CheckInputNestingPass>();
 }

@@ -66,8 +66,8 @@ def overlap_report(module, **options):
 
 
 def _read(path, context=None):
-    """Parses the module in file `path`."""
-    with open(path) as f:
+    """Parses the module in file `path`: MLIR text or bytecode."""
+    with open(path, "rb") as f:
         return Module.parse(f.read(), filename=path, context=context)
 
 

@@ -523,9 +523,47 @@ static void testConversionPasses(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
-int main(void) {
+/* `dist-capi-test parse FILE`: parses FILE (text or bytecode) as an
+ * embedder would, from bytes in memory, and says how many functions it has;
+ * test/Tools/bytecode.test drives it. */
+static int parseFile(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    printf("cannot open %s\n", path);
+    return 1;
+  }
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *data = malloc(size > 0 ? (size_t)size : 1);
+  size_t read = fread(data, 1, (size_t)size, f);
+  fclose(f);
+  MlirContext ctx = createContext();
+  MlirModule module = mlirDistModuleCreateParse(
+      ctx, mlirStringRefCreate(data, read), mlirStringRefCreateFromCString(path));
+  free(data);
+  int status = 1;
+  if (!mlirModuleIsNull(module)) {
+    int functions = 0;
+    for (MlirOperation op =
+             mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+      ++functions;
+    printf("parsed %ld bytes: %d top-level ops\n", size, functions);
+    mlirModuleDestroy(module);
+    status = 0;
+  } else {
+    printf("parse failed\n");
+  }
+  mlirContextDestroy(ctx);
+  return status;
+}
+
+int main(int argc, char **argv) {
   /* Unbuffered, so that a crash still shows how far the test came. */
   setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc == 3 && strcmp(argv[1], "parse") == 0)
+    return parseFile(argv[2]);
   MlirContext ctx = createContext();
   testDialect(ctx);
   testReductionKinds();

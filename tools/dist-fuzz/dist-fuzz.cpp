@@ -120,6 +120,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = getContext();
   ParserConfig config(&ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
+  if (module && dist::isBytecodeInput(text) &&
+      failed(dist::checkParsedNesting(*module)))
+    return 0;
   if (!module || parseOnly)
     return 0;
   PassManager pm(&ctx, ModuleOp::getOperationName());

@@ -117,15 +117,6 @@ int main(int argc, char **argv) {
       argc, argv, "dist optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
-  if (passWallTime) {
-    mlir::MlirOptMainConfig fromCommandLine = config;
-    config.setPassPipelineSetupFn([fromCommandLine](mlir::PassManager &pm) {
-      if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
-        return mlir::failure();
-      pm.addInstrumentation(std::make_unique<PassWallTime>());
-      return mlir::success();
-    });
-  }
 
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> file =
@@ -133,6 +124,22 @@ int main(int argc, char **argv) {
   if (!file) {
     llvm::errs() << errorMessage << "\n";
     return EXIT_FAILURE;
+  }
+  // Text is checked before it is parsed; bytecode, which is read without
+  // recursion, right after (the first pass), before anything that recurses.
+  bool bytecode = mlir::dist::isBytecodeInput(file->getBuffer());
+  if (passWallTime || bytecode) {
+    mlir::MlirOptMainConfig fromCommandLine = config;
+    config.setPassPipelineSetupFn(
+        [fromCommandLine, bytecode](mlir::PassManager &pm) {
+          if (bytecode)
+            pm.addPass(mlir::dist::createCheckInputNestingPass());
+          if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
+            return mlir::failure();
+          if (passWallTime)
+            pm.addInstrumentation(std::make_unique<PassWallTime>());
+          return mlir::success();
+        });
   }
   if (std::optional<std::string> tooDeep =
           mlir::dist::checkNestingDepth(file->getBuffer())) {

@@ -1,31 +1,55 @@
-//===- InputLimits.h - input that would overflow the parser -----*- C++ -*-===//
+//===- InputLimits.h - input that would overflow the stack ------*- C++ -*-===//
 //
-// MLIR's parser recurses once per nested region, attribute or type, so a
-// few thousand levels of nesting overflow the stack (upstream mlir-opt
-// crashes too). dist's drivers look at the nesting depth first and refuse
-// deeper input with a diagnostic.
+// MLIR's text parser recurses once per nested region, attribute or type, so
+// a few thousand levels of nesting overflow the stack (upstream mlir-opt
+// crashes too). The bytecode reader does not recurse, but everything after
+// it does (the verifier of attributes, the printer, the bytecode writer,
+// walks, destruction), so bytecode is checked once it is read. dist's
+// drivers refuse deeper input with a diagnostic either way.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_SUPPORT_INPUTLIMITS_H
 #define DIST_SUPPORT_INPUTLIMITS_H
 
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace mlir {
+class Operation;
+class Pass;
+
 namespace dist {
 
 /// The deepest nesting dist's drivers accept: far beyond real programs,
 /// far below what overflows an 8 MiB stack.
 constexpr unsigned kMaxInputNesting = 1000;
 
-/// Why `text` nests (), [], {} or <> deeper than `limit` (outside strings
-/// and comments), naming the line; nothing when it does not.
-std::optional<std::string> checkNestingDepth(llvm::StringRef text,
+/// Whether `buffer` is MLIR bytecode rather than text.
+bool isBytecodeInput(llvm::StringRef buffer);
+
+/// Why the text `buffer` nests (), [], {} or <> deeper than `limit`
+/// (outside strings and comments), naming the line; nothing when it does
+/// not, or when `buffer` is bytecode (which checkParsedNesting checks once
+/// it is read).
+std::optional<std::string> checkNestingDepth(llvm::StringRef buffer,
                                              unsigned limit = kMaxInputNesting);
+
+/// Checks, without recursing, that the regions under `root` and the
+/// attributes and types its ops carry (locations included) nest at most
+/// `limit` deep. On failure it reports where, at the deepest op's location,
+/// and empties `root`'s regions without recursing, so that the caller can
+/// destroy `root`.
+LogicalResult checkParsedNesting(Operation *root,
+                                 unsigned limit = kMaxInputNesting);
+
+/// A pass that runs checkParsedNesting on its operation: the first pass of
+/// a pipeline over bytecode input.
+std::unique_ptr<Pass> createCheckInputNestingPass();
 
 } // namespace dist
 } // namespace mlir
