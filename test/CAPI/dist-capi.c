@@ -539,8 +539,9 @@ static int parseFile(const char *path) {
   size_t read = fread(data, 1, (size_t)size, f);
   fclose(f);
   MlirContext ctx = createContext();
-  MlirModule module = mlirDistModuleCreateParse(
-      ctx, mlirStringRefCreate(data, read), mlirStringRefCreateFromCString(path));
+  MlirModule module =
+      mlirDistModuleCreateParse(ctx, mlirStringRefCreate(data, read),
+                                mlirStringRefCreateFromCString(path));
   free(data);
   int status = 1;
   if (!mlirModuleIsNull(module)) {
