@@ -459,15 +459,16 @@ static Value hash64(OpBuilder &b, Location loc, Value z) {
 /// The seed of an unseeded random op, drawn at run time: the runtime
 /// derives it from the run seed, the op and how often it ran (see
 /// dist_random_seed), so replicas agree and steps differ.
-static FailureOr<Value> runtimeSeed(OpBuilder &b, Operation *op) {
+static FailureOr<Value> runtimeSeed(OpBuilder &b, Operation *op,
+                                    RuntimeSiteIds &sites) {
   auto i64 = b.getI64Type();
   func::FuncOp draw = getOrDeclareRuntimeFunction(
       b, op, DIST_RUNTIME_RANDOM_SEED, b.getFunctionType({i64}, {i64}),
       /*cInterface=*/false);
   if (!draw)
     return failure();
-  Value site = arith::ConstantOp::create(
-      b, op->getLoc(), b.getI64IntegerAttr(getRuntimeSiteId(op)));
+  Value site = arith::ConstantOp::create(b, op->getLoc(),
+                                         b.getI64IntegerAttr(sites.get(op)));
   return func::CallOp::create(b, op->getLoc(), draw, ValueRange{site})
       .getResult(0);
 }
@@ -475,7 +476,7 @@ static FailureOr<Value> runtimeSeed(OpBuilder &b, Operation *op) {
 /// The dropout's seed as an i64: its seed operand, else `fix_seed`, else
 /// one drawn at run time.
 static FailureOr<Value> seedValue(OpBuilder &b, Location loc, DropoutOp op,
-                                  Value seed) {
+                                  Value seed, RuntimeSiteIds &sites) {
   if (seed) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value v = tensor::ExtractOp::create(b, loc, seed, ValueRange{zero});
@@ -485,12 +486,22 @@ static FailureOr<Value> seedValue(OpBuilder &b, Location loc, DropoutOp op,
     return arith::ConstantOp::create(
                b, loc, b.getI64IntegerAttr(int64_t(*op.getFixSeed())))
         .getResult();
-  return runtimeSeed(b, op);
+  return runtimeSeed(b, op, sites);
 }
 
 namespace {
-struct DropoutLowering : public OpConversionPattern<DropoutOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The random ops' patterns share one numbering of their run-time sites.
+template <typename OpTy>
+struct RandomOpLowering : public OpConversionPattern<OpTy> {
+  RandomOpLowering(const TypeConverter &converter, MLIRContext *ctx,
+                   std::shared_ptr<RuntimeSiteIds> sites)
+      : OpConversionPattern<OpTy>(converter, ctx), sites(std::move(sites)) {}
+
+  std::shared_ptr<RuntimeSiteIds> sites;
+};
+
+struct DropoutLowering : public RandomOpLowering<DropoutOp> {
+  using RandomOpLowering::RandomOpLowering;
 
   LogicalResult
   matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
@@ -516,7 +527,7 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
 
     auto resultType = getTypeConverter()->convertType<RankedTensorType>(type);
     FailureOr<Value> seedOrFailure =
-        seedValue(rewriter, loc, op, adaptor.getSeed());
+        seedValue(rewriter, loc, op, adaptor.getSeed(), *sites);
     if (failed(seedOrFailure))
       return failure();
     Value seed = *seedOrFailure;
@@ -591,8 +602,8 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
   }
 };
 
-struct SeedLowering : public OpConversionPattern<SeedOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct SeedLowering : public RandomOpLowering<SeedOp> {
+  using RandomOpLowering::RandomOpLowering;
 
   LogicalResult
   matchAndRewrite(SeedOp op, OpAdaptor,
@@ -607,7 +618,7 @@ struct SeedLowering : public OpConversionPattern<SeedOp> {
                                  rewriter.getI32IntegerAttr(op.getValue())));
       return success();
     }
-    FailureOr<Value> seed = runtimeSeed(rewriter, op);
+    FailureOr<Value> seed = runtimeSeed(rewriter, op, *sites);
     if (failed(seed))
       return failure();
     Value narrow = arith::TruncIOp::create(rewriter, op.getLoc(),
@@ -846,12 +857,14 @@ HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter, ScaleOp op,
 
 void mlir::dist::populateDistToLinalgConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns
-      .add<MatmulLowering, MatmulGradLowering, DropoutLowering, SeedLowering,
-           CheckFiniteAndUnscaleLowering, HelperLowering<EmbeddingOp>,
-           HelperLowering<CEmbeddingOp>, HelperLowering<EmbeddingGradOp>,
-           HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
-          converter, patterns.getContext());
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<MatmulLowering, MatmulGradLowering,
+               CheckFiniteAndUnscaleLowering, HelperLowering<EmbeddingOp>,
+               HelperLowering<CEmbeddingOp>, HelperLowering<EmbeddingGradOp>,
+               HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
+      converter, ctx);
+  auto sites = std::make_shared<RuntimeSiteIds>();
+  patterns.add<DropoutLowering, SeedLowering>(converter, ctx, sites);
 }
 
 void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {

@@ -94,6 +94,41 @@ std::string mlir::dist::describeForRuntime(Operation *op) {
   return description + op->getName().getStringRef().str();
 }
 
-int64_t mlir::dist::getRuntimeSiteId(Operation *op) {
-  return static_cast<int64_t>(llvm::xxh3_64bits(describeForRuntime(op)));
+/// The function (or other symbol) that numbers `op`'s sites, or the
+/// outermost op when none encloses it.
+static Operation *siteScope(Operation *op) {
+  Operation *scope = op;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    scope = p;
+    if (isa<SymbolOpInterface>(p) && !isa<ModuleOp>(p))
+      break;
+  }
+  return scope;
+}
+
+int64_t RuntimeSiteIds::get(Operation *op) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = ids.find(op); it != ids.end())
+    return it->second;
+  Operation *scope = siteScope(op);
+  OperationName name = op->getName();
+  auto key = [&](Operation *site, unsigned ordinal) {
+    std::string text;
+    if (auto symbol = dyn_cast<SymbolOpInterface>(scope))
+      text = ("@" + symbol.getName() + "/").str();
+    text += name.getStringRef().str() + "#" + std::to_string(ordinal);
+    if (auto id = site->getAttrOfType<StringAttr>("id"))
+      text += "/id:" + id.getValue().str();
+    return static_cast<int64_t>(llvm::xxh3_64bits(text));
+  };
+  auto [counter, first] = next.try_emplace({scope, name}, 0);
+  if (first)
+    scope->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+      if (nested->getName() == name && siteScope(nested) == scope)
+        ids[nested] = key(nested, counter->second++);
+    });
+  // An op made after its function was numbered continues the count.
+  if (auto it = ids.find(op); it != ids.end())
+    return it->second;
+  return ids[op] = key(op, counter->second++);
 }

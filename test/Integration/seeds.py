@@ -57,7 +57,13 @@ def report(ok, what):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--write", metavar="FILE",
+                        help="only write the program to FILE")
     args = parser.parse_args()
+    if args.write:
+        with open(args.write, "w") as f:
+            f.write(PROGRAM)
+        return
     ranks = dist.run_on_mpi(PROGRAM, args.procs, seed=12345)
     ok = report(all(len(r) == 6 for r in ranks), "six masks printed per rank")
     if not ok:

@@ -13,7 +13,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
+#include <mutex>
 #include <string>
 
 namespace mlir {
@@ -38,9 +41,27 @@ Value buildRuntimeString(OpBuilder &b, Location loc, Operation *anchor,
 /// is left out).
 std::string describeForRuntime(Operation *op);
 
-/// A stable 64-bit identifier of `op` for the runtime, from its description:
-/// the same on every process and every run of the same program.
-int64_t getRuntimeSiteId(Operation *op);
+/// Stable 64-bit identifiers of the random ops that draw their seed at run
+/// time (dist_random_seed mixes it with the run seed): the same on every
+/// process and every run of the same program, and keyed on the program's
+/// structure alone, never on its file name or line numbers, so that `--seed`
+/// repeats a run of a renamed or re-commented file. An op's identity is its
+/// function's name, its op name and its ordinal among the ops of that name
+/// in the function (in pre-order), and a dropout's `id` when it has one.
+///
+/// The ops of one name in one function are numbered together, the first
+/// time one of them is asked for (in a conversion: before any of them is
+/// rewritten), so the cost is linear in the program. Thread-safe.
+class RuntimeSiteIds {
+public:
+  int64_t get(Operation *op);
+
+private:
+  std::mutex mutex;
+  llvm::DenseMap<Operation *, int64_t> ids;
+  /// Per (function, op name): the ordinal the next op of that name gets.
+  llvm::DenseMap<std::pair<Operation *, OperationName>, unsigned> next;
+};
 
 } // namespace dist
 } // namespace mlir
