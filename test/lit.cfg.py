@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dist_obj_root, "test")
 # Unit/ is a suite of its own (GoogleTest), with its own lit.cfg.py.
-config.excludes = ["Unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Unit", "Inputs", "tools", "lib", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.dist_src_root, "examples")))
@@ -74,5 +74,6 @@ tools = [
     ToolSubst("dist-capi-test", unresolved="fatal"),
     ToolSubst("dist-lsp-server", unresolved="fatal"),
     ToolSubst("dist-reduce", unresolved="fatal"),
+    ToolSubst("dist-bare-opt", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

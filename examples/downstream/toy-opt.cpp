@@ -7,9 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,11 +37,12 @@ struct ToyOverlapPass
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  // The dialect with the distribution rules of the upstream ops it meets.
-  mlir::dist::registerDistDialect(registry);
+  // The dialect with the distribution rules of the upstream ops it meets,
+  // and every dist pass and pipeline.
+  mlir::dist::registerAllDistDialects(registry);
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::tensor::TensorDialect>();
-  mlir::dist::registerDistPasses();
+  mlir::dist::registerAllDistPasses();
   mlir::PassRegistration<ToyOverlapPass>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "toy compiler with dist\n", registry));

@@ -20,8 +20,14 @@
 extern "C" {
 #endif
 
-/** The dist dialect: `mlirGetDialectHandle__dist__()`. */
+/** The dist dialect: `mlirGetDialectHandle__dist__()`. Inserting or
+ *  loading it through the handle also registers the distribution rules of
+ *  the upstream ops dist programs use (as mlirDistRegisterDialects does). */
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Dist, dist);
+
+/** Registers the dist dialect with the distribution rules of upstream ops
+ *  (external models): C++'s mlir::dist::registerAllDistDialects. */
+MLIR_CAPI_EXPORTED void mlirDistRegisterDialects(MlirDialectRegistry registry);
 
 /** Registers dist and every upstream dialect and extension that dist-opt
  *  registers, so that any program dist-opt reads can be parsed. */

@@ -8,12 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist-c/Dist.h"
-#include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
 
 #include "mlir/CAPI/IR.h"
@@ -33,21 +33,41 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Dist, dist, mlir::dist::DistDialect)
+// The dialect handle registers what registerAllDistDialects does, the
+// distribution rules of upstream ops included, not the dialect class alone
+// (MLIR_DEFINE_CAPI_DIALECT_REGISTRATION would insert only that).
+static void insertDistDialect(MlirDialectRegistry registry) {
+  registerAllDistDialects(*unwrap(registry));
+}
+static MlirDialect loadDistDialect(MlirContext context) {
+  DialectRegistry registry;
+  registerAllDistDialects(registry);
+  unwrap(context)->appendDialectRegistry(registry);
+  return wrap(unwrap(context)->getOrLoadDialect<DistDialect>());
+}
+static MlirStringRef distDialectNamespace() {
+  return wrap(DistDialect::getDialectNamespace());
+}
+MlirDialectHandle mlirGetDialectHandle__dist__() {
+  static MlirDialectRegistrationHooks hooks = {
+      insertDistDialect, loadDistDialect, distDialectNamespace};
+  return MlirDialectHandle{&hooks};
+}
+
+void mlirDistRegisterDialects(MlirDialectRegistry registry) {
+  registerAllDistDialects(*unwrap(registry));
+}
 
 void mlirDistRegisterAllDialects(MlirDialectRegistry registry) {
   DialectRegistry &r = *unwrap(registry);
-  registerDistDialect(r);
+  registerAllDistDialects(r);
   registerAllDialects(r);
   registerAllExtensions(r);
 }
 
 void mlirDistRegisterAllPasses(void) {
   registerAllPasses();
-  registerDistPasses();
-  registerDistPipelines();
-  registerDistConversionPasses();
-  registerDistConversionPipelines();
+  registerAllDistPasses();
 }
 
 MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,

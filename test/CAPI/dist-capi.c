@@ -15,6 +15,8 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
+#include "mlir-c/Dialect/Func.h"
+#include "mlir-c/Dialect/Tensor.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Pass.h"
 
@@ -498,6 +500,55 @@ static void testPasses(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
+// A C program that registers dist through its dialect handle alone (and
+// the upstream dialects it uses) gets the upstream ops' distribution rules
+// too: the handle registers what mlirDistRegisterDialects does.
+// CHECK-LABEL: testDialectHandle
+// CHECK: checked through the handle: 1
+// CHECK: loaded through the handle: 1
+static void testDialectHandle(void) {
+  printf("testDialectHandle\n");
+  const char *program =
+      "#mesh = #dist.mesh<shape = [2]>\n"
+      "func.func @c(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>)\n"
+      "    -> tensor<32xf32, #dist.tensor<#mesh, [0]>> {\n"
+      "  %y = tensor.collapse_shape %x [[0, 1]]\n"
+      "      : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>\n"
+      "      into tensor<32xf32, #dist.tensor<#mesh, [0]>>\n"
+      "  return %y : tensor<32xf32, #dist.tensor<#mesh, [0]>>\n"
+      "}\n";
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirDialectHandleInsertDialect(mlirGetDialectHandle__dist__(), registry);
+  mlirDialectHandleInsertDialect(mlirGetDialectHandle__func__(), registry);
+  mlirDialectHandleInsertDialect(mlirGetDialectHandle__tensor__(), registry);
+  MlirContext ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+  mlirDistRegisterAllPasses();
+  MlirModule module =
+      mlirDistModuleCreateParse(ctx, mlirStringRefCreateFromCString(program),
+                                mlirStringRefCreateFromCString("handle.mlir"));
+  MlirLogicalResult r = mlirDistRunPassPipeline(
+      module, mlirStringRefCreateFromCString("dist-verify-distributions"));
+  printf("checked through the handle: %d\n", mlirLogicalResultIsSuccess(r));
+  mlirModuleDestroy(module);
+  mlirContextDestroy(ctx);
+
+  /* Loading the dialect into a context that has no registry for it. */
+  ctx = mlirContextCreate();
+  mlirContextAttachDiagnosticHandler(ctx, printDiagnostic, NULL, NULL);
+  mlirDialectHandleLoadDialect(mlirGetDialectHandle__dist__(), ctx);
+  mlirDialectHandleLoadDialect(mlirGetDialectHandle__func__(), ctx);
+  module =
+      mlirDistModuleCreateParse(ctx, mlirStringRefCreateFromCString(program),
+                                mlirStringRefCreateFromCString("handle.mlir"));
+  r = mlirDistRunPassPipeline(
+      module, mlirStringRefCreateFromCString("dist-verify-distributions"));
+  printf("loaded through the handle: %d\n", mlirLogicalResultIsSuccess(r));
+  mlirModuleDestroy(module);
+  mlirContextDestroy(ctx);
+}
+
 // CHECK-LABEL: testConversionPasses
 // CHECK: lowered: 1
 // CHECK: mpi.allreduce
@@ -574,6 +625,7 @@ int main(int argc, char **argv) {
   testTensorDistErrors(ctx);
   testFuture(ctx);
   testPasses(ctx);
+  testDialectHandle();
   testConversionPasses(ctx);
   mlirContextDestroy(ctx);
   return 0;

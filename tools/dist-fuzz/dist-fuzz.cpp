@@ -76,14 +76,11 @@ MLIRContext &getContext() {
 
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
   registry = new DialectRegistry();
-  dist::registerDistDialect(*registry);
+  dist::registerAllDistDialects(*registry);
   registerAllDialects(*registry);
   registerAllExtensions(*registry);
   registerAllPasses();
-  dist::registerDistPasses();
-  dist::registerDistPipelines();
-  dist::registerDistConversionPasses();
-  dist::registerDistConversionPipelines();
+  dist::registerAllDistPasses();
 
   llvm::StringRef name = llvm::sys::path::filename((*argv)[0]);
   if (name == "dist-fuzz-parse")

@@ -6,8 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/InitAllDist.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,7 +15,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  mlir::dist::registerDistDialect(registry);
+  mlir::dist::registerAllDistDialects(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   return mlir::failed(mlir::MlirLspServerMain(argc, argv, registry));

@@ -5,10 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Conversion/Passes.h"
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -100,14 +97,11 @@ int main(int argc, char **argv) {
   // dist to the LLVM dialect (--dist-to-llvm) runs in one tool. With
   // libMLIR.so this costs no link time.
   mlir::DialectRegistry registry;
-  mlir::dist::registerDistDialect(registry);
+  mlir::dist::registerAllDistDialects(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
-  mlir::dist::registerDistPasses();
-  mlir::dist::registerDistPipelines();
-  mlir::dist::registerDistConversionPasses();
-  mlir::dist::registerDistConversionPipelines();
+  mlir::dist::registerAllDistPasses();
   mlir::dist::test::registerTestDistPatterns();
   mlir::dist::test::registerTestDistLowering();
 

@@ -9,10 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Conversion/Passes.h"
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -22,16 +19,13 @@ using namespace mlir;
 
 extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
-  return {
-      MLIR_PLUGIN_API_VERSION, "Dist", LLVM_VERSION_STRING,
-      [](DialectRegistry *registry) { dist::registerDistDialect(*registry); }};
+  return {MLIR_PLUGIN_API_VERSION, "Dist", LLVM_VERSION_STRING,
+          [](DialectRegistry *registry) {
+            dist::registerAllDistDialects(*registry);
+          }};
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "Dist", LLVM_VERSION_STRING, []() {
-            dist::registerDistPasses();
-            dist::registerDistPipelines();
-            dist::registerDistConversionPasses();
-            dist::registerDistConversionPipelines();
-          }};
+  return {MLIR_PLUGIN_API_VERSION, "Dist", LLVM_VERSION_STRING,
+          []() { dist::registerAllDistPasses(); }};
 }

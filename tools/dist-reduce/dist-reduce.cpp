@@ -6,10 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Conversion/Passes.h"
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -20,15 +17,12 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  mlir::dist::registerDistDialect(registry);
+  mlir::dist::registerAllDistDialects(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // Reduction passes named in -reduction-tree may be any pass dist-opt has.
   mlir::registerAllPasses();
-  mlir::dist::registerDistPasses();
-  mlir::dist::registerDistPipelines();
-  mlir::dist::registerDistConversionPasses();
-  mlir::dist::registerDistConversionPipelines();
+  mlir::dist::registerAllDistPasses();
   mlir::MLIRContext context(registry);
   return mlir::failed(mlir::mlirReduceMain(argc, argv, context));
 }

@@ -2,8 +2,10 @@
 
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -36,6 +38,7 @@ void DistDialect::initialize() {
 #include "dist/Dialect/Dist/IR/DistOps.cpp.inc"
       >();
   addInterfaces<DistOpAsmDialectInterface>();
+  promiseDistributionRules(getContext());
 }
 
 Operation *DistDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -87,31 +87,94 @@ struct ReshapeModel
   }
 };
 
-template <Linearity L, typename... Ops> void attach(MLIRContext *ctx) {
+template <typename... Ops> struct OpList {};
+
+/// The upstream ops that have a rule, by rule: the one list both attaching
+/// the models and promising them read.
+namespace lists {
+using namespace arith;
+using Additive = OpList<AddFOp, SubFOp, AddIOp, SubIOp>;
+using Multiplicative = OpList<MulFOp, MulIOp>;
+using Dividend = OpList<DivFOp, DivSIOp, DivUIOp>;
+using Linear = OpList<NegFOp>;
+using ExactCast = OpList<ExtFOp, ExtSIOp, ExtUIOp>;
+using MonotoneCast = OpList<TruncFOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp,
+                            FPToUIOp, IndexCastOp>;
+using Nonlinear =
+    OpList<MaximumFOp, MinimumFOp, MaxSIOp, MinSIOp, MaxUIOp, MinUIOp, CmpFOp,
+           CmpIOp, SelectOp, AndIOp, OrIOp, XOrIOp, RemFOp, RemSIOp, RemUIOp,
+           ShLIOp, ShRSIOp, ShRUIOp>;
+using Reshapes = OpList<tensor::CollapseShapeOp, tensor::ExpandShapeOp>;
+} // namespace lists
+
+template <Linearity L, typename... Ops>
+void attachElementwise(MLIRContext *ctx, OpList<Ops...>) {
   (Ops::template attachInterface<ElementwiseModel<Ops, L>>(*ctx), ...);
+}
+
+template <typename... Ops>
+void attachReshapes(MLIRContext *ctx, OpList<Ops...>) {
+  (Ops::template attachInterface<ReshapeModel<Ops>>(*ctx), ...);
+}
+
+/// Promises the rules of `Ops` on their dialect unless they are attached
+/// already (the extension ran when the dialect was loaded, before dist).
+template <typename... Ops> void promise(MLIRContext *ctx, OpList<Ops...>) {
+  auto one = [&](auto op) {
+    using Op = decltype(op);
+    std::optional<RegisteredOperationName> name =
+        RegisteredOperationName::lookup(TypeID::get<Op>(), ctx);
+    if (!name || name->hasInterface<DistributionRuleInterface>())
+      return;
+    name->getDialect()
+        .declarePromisedInterface<DistributionRuleInterface, Op>();
+  };
+  (one(Ops(nullptr)), ...);
 }
 } // namespace
 
 void mlir::dist::registerDistributionRuleModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
-    using namespace arith;
-    attach<Linearity::Additive, AddFOp, SubFOp, AddIOp, SubIOp>(ctx);
-    attach<Linearity::Multiplicative, MulFOp, MulIOp>(ctx);
-    attach<Linearity::Dividend, DivFOp, DivSIOp, DivUIOp>(ctx);
-    attach<Linearity::Linear, NegFOp>(ctx);
-    attach<Linearity::ExactCast, ExtFOp, ExtSIOp, ExtUIOp>(ctx);
-    attach<Linearity::MonotoneCast, TruncFOp, TruncIOp, SIToFPOp, UIToFPOp,
-           FPToSIOp, FPToUIOp, IndexCastOp>(ctx);
-    attach<Linearity::Nonlinear, MaximumFOp, MinimumFOp, MaxSIOp, MinSIOp,
-           MaxUIOp, MinUIOp, CmpFOp, CmpIOp, SelectOp, AndIOp, OrIOp, XOrIOp,
-           RemFOp, RemSIOp, RemUIOp, ShLIOp, ShRSIOp, ShRUIOp>(ctx);
+    attachElementwise<Linearity::Additive>(ctx, lists::Additive{});
+    attachElementwise<Linearity::Multiplicative>(ctx, lists::Multiplicative{});
+    attachElementwise<Linearity::Dividend>(ctx, lists::Dividend{});
+    attachElementwise<Linearity::Linear>(ctx, lists::Linear{});
+    attachElementwise<Linearity::ExactCast>(ctx, lists::ExactCast{});
+    attachElementwise<Linearity::MonotoneCast>(ctx, lists::MonotoneCast{});
+    attachElementwise<Linearity::Nonlinear>(ctx, lists::Nonlinear{});
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
-    tensor::CollapseShapeOp::attachInterface<
-        ReshapeModel<tensor::CollapseShapeOp>>(*ctx);
-    tensor::ExpandShapeOp::attachInterface<ReshapeModel<tensor::ExpandShapeOp>>(
-        *ctx);
+    attachReshapes(ctx, lists::Reshapes{});
   });
+}
+
+void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
+  promise(ctx, lists::Additive{});
+  promise(ctx, lists::Multiplicative{});
+  promise(ctx, lists::Dividend{});
+  promise(ctx, lists::Linear{});
+  promise(ctx, lists::ExactCast{});
+  promise(ctx, lists::MonotoneCast{});
+  promise(ctx, lists::Nonlinear{});
+  promise(ctx, lists::Reshapes{});
+}
+
+LogicalResult mlir::dist::rules::requireRegisteredRule(Operation *op) {
+  // (OperationName::hasPromiseOrImplementsInterface does not compile in
+  // MLIR 22: it passes the dialect by pointer.)
+  OperationName name = op->getName();
+  Dialect *dialect = name.getDialect();
+  if (!dialect || name.hasInterface<DistributionRuleInterface>() ||
+      !dialect->hasPromisedInterface(
+          name.getTypeID(), DistributionRuleInterface::getInterfaceID()))
+    return success();
+  return op->emitOpError(
+             "has a distribution rule that this tool did not register (an "
+             "external model of dist): build the tool's DialectRegistry "
+             "with mlir::dist::registerAllDistDialects(registry) from "
+             "\"dist/InitAllDist.h\" (C: mlirDistRegisterDialects), not "
+             "with registry.insert<")
+         << "dist::DistDialect>() alone";
 }
 
 void mlir::dist::registerDistDialect(DialectRegistry &registry) {

@@ -47,6 +47,8 @@ static LogicalResult checkOp(Operation *op) {
   // The dist ops checked themselves when they were verified.
   if (isa_and_nonnull<DistDialect>(op->getDialect()))
     return success();
+  if (failed(rules::requireRegisteredRule(op)))
+    return failure();
   if (isa<DistributionRuleInterface>(op))
     return rules::verifyDistributionRule(op);
   if (auto cast = dyn_cast<tensor::CastOp>(op)) {

@@ -45,6 +45,10 @@ def Dist_Dialect : Dialect {
     | `dist.found_inf` (unit) | function result | AMP: a gradient was not finite somewhere |
     | `dist.recompute` (unit) | any op | a recomputed forward op |
   }];
+  // materializeConstant builds arith.constant; the upstream ops whose rules
+  // dist promises (DistRuleModels.cpp) are arith's and tensor's.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;

@@ -94,6 +94,12 @@ FailureOr<TensorDistAttr> inferElementwise(MeshAttr mesh, TypeRange operands,
 /// min changes nothing.
 LogicalResult verifyDistributionRule(Operation *op);
 
+/// Fails, with a diagnostic that names the registration call to make, when
+/// `op` is an upstream op whose rule dist promises but the tool did not
+/// register (it inserted DistDialect without registerAllDistDialects).
+/// Call it before asking `op` for DistributionRuleInterface.
+LogicalResult requireRegisteredRule(Operation *op);
+
 } // namespace rules
 
 /// Attaches the distribution rules of the upstream ops dist programs use on
@@ -101,8 +107,15 @@ LogicalResult verifyDistributionRule(Operation *op);
 /// tensor.collapse_shape/expand_shape) as external models.
 void registerDistributionRuleModels(DialectRegistry &registry);
 
-/// The dist dialect and its external models: what a tool that reads dist
-/// programs registers.
+/// Declares, on the dialects of the upstream ops that have a rule, that dist
+/// implements DistributionRuleInterface for them (upstream's promised
+/// interfaces), so that a tool that forgot registerDistributionRuleModels
+/// fails with requireRegisteredRule's message. The dist dialect calls it
+/// when it is loaded.
+void promiseDistributionRules(MLIRContext *ctx);
+
+/// The dist dialect and its external models. Prefer
+/// registerAllDistDialects (dist/InitAllDist.h).
 void registerDistDialect(DialectRegistry &registry);
 
 } // namespace dist
