@@ -206,6 +206,15 @@ ContextRef contextOf(const std::optional<Context> &context) {
   return defaultContext;
 }
 
+/// Raises ValueError unless an object of context `actual` may be used in
+/// `expected`: MLIR objects of another context dangle once it is gone (and
+/// mixing two contexts in one op is undefined even while both live).
+void requireContext(const ContextRef &expected, const ContextRef &actual,
+                    const std::string &what) {
+  if (expected != actual)
+    throw py::value_error(what + " belongs to another dist.Context");
+}
+
 py::object wrapAttribute(ContextRef ctx, MlirAttribute attr) {
   if (mlirAttributeIsNull(attr))
     return py::none();
@@ -316,9 +325,11 @@ TensorType makeTensorType(std::vector<int64_t> shape, py::object elementType,
   MlirType element;
   if (py::isinstance<py::str>(elementType))
     element = parseType(ctx, elementType.cast<std::string>());
-  else if (py::isinstance<Type>(elementType))
-    element = elementType.cast<Type>().type;
-  else
+  else if (py::isinstance<Type>(elementType)) {
+    const Type &t = elementType.cast<const Type &>();
+    requireContext(ctx, t.ctx, "the element type");
+    element = t.type;
+  } else
     throw py::type_error("element_type must be a str or a dist.Type");
   for (int64_t d : shape)
     if (d < 0 && d != mlirShapedTypeGetDynamicSize())
@@ -507,6 +518,28 @@ struct FunctionBuilder {
   Value wrap(MlirValue v) const {
     return Value{module, module->generation, v, module->ctx};
   }
+
+  /// `v` as an operand of an op of this function: it must be of this
+  /// context and defined in this function (an argument, or a result of an
+  /// op in it); a value of another function or module would leave a use
+  /// that dangles when that one goes. Raises ValueError otherwise.
+  MlirValue operand(const Value &v, const std::string &what) const {
+    requireContext(module->ctx, v.context(), what);
+    MlirValue value = v.get();
+    MlirBlock owner = mlirValueIsABlockArgument(value)
+                          ? mlirBlockArgumentGetOwner(value)
+                          : mlirOperationGetBlock(mlirOpResultGetOwner(value));
+    while (!mlirBlockIsNull(owner)) {
+      if (mlirBlockEqual(owner, block))
+        return value;
+      MlirOperation parent = mlirBlockGetParentOperation(owner);
+      if (mlirOperationIsNull(parent))
+        break;
+      owner = mlirOperationGetBlock(parent);
+    }
+    throw py::value_error(what + " is not a value of function @" + name +
+                          " (it belongs to another function or module)");
+  }
 };
 
 /// Loads the dialect of op `name` ("arith.constant"): dialects load
@@ -535,15 +568,18 @@ std::shared_ptr<FunctionBuilder> makeFunction(Module &module,
   loadDialectOf(ctx, "func.func");
   std::vector<MlirLocation> locs;
   for (const Type &t : argTypes) {
-    if (t.ctx != module.state->ctx)
-      throw py::value_error("an argument type belongs to another context");
+    requireContext(module.state->ctx, t.ctx, "an argument type");
     f->argTypes.push_back(t.type);
     locs.push_back(mlirLocationUnknownGet(ctx));
   }
   for (size_t i = 0; i < argTypes.size(); ++i) {
     MlirAttribute dict = mlirDictionaryAttrGet(ctx, 0, nullptr);
-    if (attrs && i < attrs->size() && !(*attrs)[i].is_none())
-      dict = (*attrs)[i].cast<Attribute>().attr;
+    if (attrs && i < attrs->size() && !(*attrs)[i].is_none()) {
+      const Attribute &a = (*attrs)[i].cast<const Attribute &>();
+      requireContext(module.state->ctx, a.ctx,
+                     "the markers of argument #" + std::to_string(i));
+      dict = a.attr;
+    }
     f->argAttrs.push_back(dict);
   }
   f->block =
@@ -561,20 +597,24 @@ py::list appendOp(FunctionBuilder &f, const std::string &name,
   MlirOperationState op =
       mlirOperationStateGet(toRef(name), locationOf(ctx, file, line, col));
   std::vector<MlirValue> values;
-  for (const Value &v : operands)
-    values.push_back(v.get());
+  for (size_t i = 0; i < operands.size(); ++i)
+    values.push_back(f.operand(operands[i], "operand #" + std::to_string(i) +
+                                                " of '" + name + "'"));
   std::vector<MlirType> types;
-  for (const Type &t : resultTypes)
+  for (const Type &t : resultTypes) {
+    requireContext(f.module->ctx, t.ctx, "a result type of '" + name + "'");
     types.push_back(t.type);
+  }
   std::vector<std::string> names;
   std::vector<MlirNamedAttribute> named;
   for (auto item : attributes)
     names.push_back(item.first.cast<std::string>());
   size_t i = 0;
   for (auto item : attributes) {
-    MlirAttribute a = item.second.cast<Attribute>().attr;
-    named.push_back(
-        mlirNamedAttributeGet(mlirIdentifierGet(ctx, toRef(names[i++])), a));
+    const Attribute &a = item.second.cast<const Attribute &>();
+    requireContext(f.module->ctx, a.ctx, "attribute '" + names[i] + "'");
+    named.push_back(mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, toRef(names[i++])), a.attr));
   }
   mlirOperationStateAddOperands(&op, values.size(), values.data());
   mlirOperationStateAddResults(&op, types.size(), types.data());
@@ -598,9 +638,10 @@ void finishFunction(FunctionBuilder &f, const std::vector<Value> &returned,
   MlirLocation unknown = mlirLocationUnknownGet(ctx);
   std::vector<MlirValue> values;
   std::vector<MlirType> resultTypes;
-  for (const Value &v : returned) {
-    values.push_back(v.get());
-    resultTypes.push_back(mlirValueGetType(v.value));
+  for (size_t i = 0; i < returned.size(); ++i) {
+    values.push_back(
+        f.operand(returned[i], "returned value #" + std::to_string(i)));
+    resultTypes.push_back(mlirValueGetType(values.back()));
   }
   MlirOperationState ret = mlirOperationStateGet(toRef("func.return"), unknown);
   mlirOperationStateAddOperands(&ret, values.size(), values.data());
@@ -612,8 +653,13 @@ void finishFunction(FunctionBuilder &f, const std::vector<Value> &returned,
   std::vector<MlirAttribute> resAttrs;
   for (size_t i = 0; i < resultTypes.size(); ++i) {
     MlirAttribute dict = mlirDictionaryAttrGet(ctx, 0, nullptr);
-    if (resultAttrs && i < resultAttrs->size() && !(*resultAttrs)[i].is_none())
-      dict = (*resultAttrs)[i].cast<Attribute>().attr;
+    if (resultAttrs && i < resultAttrs->size() &&
+        !(*resultAttrs)[i].is_none()) {
+      const Attribute &a = (*resultAttrs)[i].cast<const Attribute &>();
+      requireContext(f.module->ctx, a.ctx,
+                     "the markers of result #" + std::to_string(i));
+      dict = a.attr;
+    }
     resAttrs.push_back(dict);
   }
   std::vector<MlirNamedAttribute> attrs = {
@@ -635,10 +681,13 @@ void finishFunction(FunctionBuilder &f, const std::vector<Value> &returned,
   for (auto item : extraAttrs)
     extraNames.push_back(item.first.cast<std::string>());
   size_t k = 0;
-  for (auto item : extraAttrs)
-    attrs.push_back(
-        mlirNamedAttributeGet(mlirIdentifierGet(ctx, toRef(extraNames[k++])),
-                              item.second.cast<Attribute>().attr));
+  for (auto item : extraAttrs) {
+    const Attribute &a = item.second.cast<const Attribute &>();
+    requireContext(f.module->ctx, a.ctx,
+                   "function attribute '" + extraNames[k] + "'");
+    attrs.push_back(mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, toRef(extraNames[k++])), a.attr));
+  }
   MlirRegion body = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(body, f.block);
   MlirOperationState func = mlirOperationStateGet(toRef("func.func"), unknown);
@@ -664,10 +713,14 @@ void declareFunction(Module &module, const std::string &name,
       return;
   }
   std::vector<MlirType> a, r;
-  for (const Type &t : args)
+  for (const Type &t : args) {
+    requireContext(module.state->ctx, t.ctx, "an argument type");
     a.push_back(t.type);
-  for (const Type &t : results)
+  }
+  for (const Type &t : results) {
+    requireContext(module.state->ctx, t.ctx, "a result type");
     r.push_back(t.type);
+  }
   MlirType fnType =
       mlirFunctionTypeGet(ctx, a.size(), a.data(), r.size(), r.data());
   MlirNamedAttribute attrs[] = {
@@ -753,8 +806,12 @@ PYBIND11_MODULE(_dist, m) {
       .def("__enter__", [](Context &c) -> Context & { return c; })
       .def("__exit__", [](Context &c, py::object, py::object,
                           py::object) { c.state->open = false; })
-      .def("__eq__", [](const Context &a,
-                        const Context &b) { return a.state == b.state; })
+      .def("__eq__",
+           [](const Context &a, py::object other) -> py::object {
+             if (!py::isinstance<Context>(other))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a.state == other.cast<const Context &>().state);
+           })
       .def("__hash__", [](const Context &c) {
         return std::hash<const void *>()(c.state.get());
       });
@@ -1029,8 +1086,11 @@ PYBIND11_MODULE(_dist, m) {
           },
           "The operations that use the value, each once (no order promised).")
       .def("__eq__",
-           [](const Value &a, const Value &b) {
-             return mlirValueEqual(a.get(), b.get());
+           [](const Value &a, py::object other) -> py::object {
+             if (!py::isinstance<Value>(other))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(
+                 mlirValueEqual(a.get(), other.cast<const Value &>().get()));
            })
       .def(
           "__hash__",
@@ -1127,8 +1187,11 @@ PYBIND11_MODULE(_dist, m) {
           },
           "The op after this one in its block; None for the last.")
       .def("__eq__",
-           [](const Operation &a, const Operation &b) {
-             return mlirOperationEqual(a.get(), b.get());
+           [](const Operation &a, py::object other) -> py::object {
+             if (!py::isinstance<Operation>(other))
+               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(mlirOperationEqual(
+                 a.get(), other.cast<const Operation &>().get()));
            })
       .def("__hash__",
            [](const Operation &o) {
@@ -1275,10 +1338,12 @@ PYBIND11_MODULE(_dist, m) {
       names.push_back(item.first.cast<std::string>());
     std::vector<MlirNamedAttribute> named;
     size_t i = 0;
-    for (auto item : entries)
-      named.push_back(
-          mlirNamedAttributeGet(mlirIdentifierGet(ctx, toRef(names[i++])),
-                                item.second.cast<Attribute>().attr));
+    for (auto item : entries) {
+      const Attribute &a = item.second.cast<const Attribute &>();
+      requireContext(c.state, a.ctx, "marker '" + names[i] + "'");
+      named.push_back(mlirNamedAttributeGet(
+          mlirIdentifierGet(ctx, toRef(names[i++])), a.attr));
+    }
     return Attribute{c.state,
                      mlirDictionaryAttrGet(ctx, named.size(), named.data())};
   });
