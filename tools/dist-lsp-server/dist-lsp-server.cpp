@@ -1,22 +1,755 @@
 //===- dist-lsp-server.cpp - MLIR language server that knows dist --------===//
 //
-// Upstream's mlir-lsp-server with everything dist-opt registers: an editor
-// pointed at it (VS Code's MLIR extension: mlir.server_path) shows dist's
-// verifier errors as diagnostics and its ops on hover.
+// Upstream's mlir-lsp-server with everything dist-opt registers, run in this
+// process behind a thin proxy that adds what only dist knows:
+//
+//  * the distribution check (--dist-verify-distributions: upstream ops'
+//    rules, incomplete gradient syncs, collectives under divergent
+//    control) joins the parse and verifier diagnostics the server
+//    publishes: the product's promise shows where people write IR;
+//  * hover on a `#dist.tensor` or `#dist.mesh` (or an alias of one) inside
+//    a type says what the distribution means, with local and global shape;
+//  * the server calls itself dist-lsp-server with dist's version.
+//
+// The server reads and writes pipes; the proxy reads the client's messages
+// (keeping each document's text), forwards them, and edits the server's
+// replies on their way out. Everything else (definitions, references,
+// completion, the verifier's own diagnostics) is upstream's, unchanged.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Dialect/Dist/IR/DistAttrs.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/InitAllDist.h"
+#include "dist/Support/InputLimits.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-lsp-server/MlirLspServerMain.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/LSP/Transport.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+namespace json = llvm::json;
+
+#ifndef DIST_VERSION
+#define DIST_VERSION "unknown"
+#endif
+
+namespace {
+//===----------------------------------------------------------------------===//
+// Documents as the client sent them
+//===----------------------------------------------------------------------===//
+
+/// The byte offset of LSP position (line, UTF-16 character) in `text`.
+size_t offsetOf(StringRef text, int64_t line, int64_t character) {
+  size_t offset = 0;
+  for (int64_t l = 0; l < line && offset < text.size(); ++l) {
+    size_t nl = text.find('\n', offset);
+    if (nl == StringRef::npos)
+      return text.size();
+    offset = nl + 1;
+  }
+  // UTF-16 units: a 4-byte UTF-8 sequence is two of them.
+  for (int64_t units = 0;
+       units < character && offset < text.size() && text[offset] != '\n';) {
+    unsigned char c = text[offset];
+    size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    units += len == 4 ? 2 : 1;
+    offset = std::min(text.size(), offset + len);
+  }
+  return offset;
+}
+
+/// The LSP position of byte `offset` of `text`.
+json::Object positionOf(StringRef text, size_t offset) {
+  int64_t line = 0, character = 0;
+  for (size_t i = 0; i < offset && i < text.size();) {
+    unsigned char c = text[i];
+    if (c == '\n') {
+      ++line;
+      character = 0;
+      ++i;
+      continue;
+    }
+    size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    character += len == 4 ? 2 : 1;
+    i += len;
+  }
+  return json::Object{{"line", line}, {"character", character}};
+}
+
+/// Every version of each open document the server may still report on.
+class Documents {
+public:
+  void open(const std::string &uri, int64_t version, std::string text) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &versions = docs[uri];
+    versions[version] = std::move(text);
+    // A few versions back is enough: the server reports on each change.
+    while (versions.size() > 8)
+      versions.erase(versions.begin());
+  }
+
+  /// Applies an LSP change (a full text, or a range edit) on top of the
+  /// newest version.
+  void change(const std::string &uri, int64_t version,
+              const json::Array &changes) {
+    std::string text;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = docs.find(uri);
+      if (it == docs.end() || it->second.empty())
+        return;
+      text = it->second.rbegin()->second;
+    }
+    for (const json::Value &c : changes) {
+      const json::Object *change = c.getAsObject();
+      if (!change)
+        continue;
+      std::optional<StringRef> newText = change->getString("text");
+      if (!newText)
+        continue;
+      const json::Object *range = change->getObject("range");
+      if (!range) {
+        text = newText->str();
+        continue;
+      }
+      auto offset = [&](StringRef key) -> std::optional<size_t> {
+        const json::Object *p = range->getObject(key);
+        if (!p || !p->getInteger("line") || !p->getInteger("character"))
+          return std::nullopt;
+        return offsetOf(text, *p->getInteger("line"),
+                        *p->getInteger("character"));
+      };
+      std::optional<size_t> start = offset("start"), end = offset("end");
+      if (!start || !end || *start > *end)
+        continue;
+      text.replace(*start, *end - *start, newText->str());
+    }
+    open(uri, version, std::move(text));
+  }
+
+  void close(const std::string &uri) {
+    std::lock_guard<std::mutex> lock(mutex);
+    docs.erase(uri);
+  }
+
+  /// The text of `version` (or the newest when it is absent).
+  std::optional<std::string> get(const std::string &uri,
+                                 std::optional<int64_t> version) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = docs.find(uri);
+    if (it == docs.end() || it->second.empty())
+      return std::nullopt;
+    if (version) {
+      auto v = it->second.find(*version);
+      if (v != it->second.end())
+        return v->second;
+    }
+    return it->second.rbegin()->second;
+  }
+
+private:
+  std::mutex mutex;
+  std::map<std::string, std::map<int64_t, std::string>> docs;
+};
+
+//===----------------------------------------------------------------------===//
+// The distribution check as diagnostics
+//===----------------------------------------------------------------------===//
+
+/// The range of the token at (1-based) `line`:`col` of `text`, as the
+/// server gives its own diagnostics: from the position to the end of the
+/// identifier, number or symbol there.
+json::Object rangeAt(StringRef text, unsigned line, unsigned col) {
+  size_t start = offsetOf(text, line ? line - 1 : 0, col ? col - 1 : 0);
+  size_t end = start;
+  auto isIdent = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-';
+  };
+  if (end < text.size() && (text[end] == '%' || text[end] == '@' ||
+                            text[end] == '#' || text[end] == '^'))
+    ++end;
+  while (end < text.size() && isIdent(text[end]))
+    ++end;
+  if (end == start && end < text.size())
+    ++end;
+  return json::Object{{"start", positionOf(text, start)},
+                      {"end", positionOf(text, end)}};
+}
+
+json::Value toLsp(const Diagnostic &diag, StringRef text, StringRef uri,
+                  StringRef file) {
+  unsigned line = 0, col = 0;
+  auto position = [&](Location loc) {
+    if (auto fl = loc->findInstanceOf<FileLineColLoc>())
+      if (fl.getFilename() == file) {
+        line = fl.getLine();
+        col = fl.getColumn();
+        return true;
+      }
+    return false;
+  };
+  position(diag.getLocation());
+  int severity = 1;
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    severity = 1;
+    break;
+  case DiagnosticSeverity::Warning:
+    severity = 2;
+    break;
+  case DiagnosticSeverity::Note:
+  case DiagnosticSeverity::Remark:
+    severity = 3;
+    break;
+  }
+  json::Array related;
+  for (const Diagnostic &note : diag.getNotes()) {
+    unsigned noteLine = line, noteCol = col;
+    std::swap(noteLine, line);
+    std::swap(noteCol, col);
+    position(note.getLocation());
+    std::swap(noteLine, line);
+    std::swap(noteCol, col);
+    related.push_back(json::Object{
+        {"location", json::Object{{"uri", uri},
+                                  {"range", rangeAt(text, noteLine, noteCol)}}},
+        {"message", note.str()}});
+  }
+  json::Object out{{"category", "Distribution Check"},
+                   {"source", "dist-verify-distributions"},
+                   {"message", diag.str()},
+                   {"range", rangeAt(text, line, col)},
+                   {"severity", severity}};
+  if (!related.empty())
+    out["relatedInformation"] = std::move(related);
+  return out;
+}
+
+/// What --dist-verify-distributions says about `text`; nothing when it
+/// does not parse or verify (the server reports that itself).
+json::Array distributionDiagnostics(const DialectRegistry &registry,
+                                    StringRef text, StringRef uri) {
+  json::Array out;
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  // The op is in the editor already: no "see current operation" notes.
+  context.printOpOnDiagnostic(false);
+  std::string file = "dist-lsp-document";
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, file),
+                               llvm::SMLoc());
+  bool parseFailed = false;
+  std::vector<Diagnostic> found;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &) {
+      parseFailed = true;
+      return success();
+    });
+    if (dist::checkNestingDepth(text))
+      return out;
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module || parseFailed)
+      return out;
+    ScopedDiagnosticHandler collect(&context, [&](Diagnostic &d) {
+      found.push_back(std::move(d));
+      return success();
+    });
+    PassManager pm(&context);
+    pm.enableVerifier(false);
+    pm.addPass(dist::createDistVerifyDistributions());
+    (void)pm.run(*module);
+  }
+  for (const Diagnostic &d : found)
+    out.push_back(toLsp(d, text, uri, file));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Hover on distributions
+//===----------------------------------------------------------------------===//
+
+/// The end of the bracketed text that starts with '<' at `open`.
+size_t matchAngle(StringRef text, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '-' && i + 1 < text.size() && text[i + 1] == '>') {
+      ++i;
+      continue;
+    }
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && --depth == 0)
+      return i + 1;
+    else if (c == '\n' && depth == 0)
+      break;
+  }
+  return StringRef::npos;
+}
+
+bool isIdentChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
+}
+
+/// `#name = value` definitions at the start of lines.
+std::map<std::string, std::string> aliasesOf(StringRef text) {
+  std::map<std::string, std::string> aliases;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  for (StringRef line : lines) {
+    if (!line.consume_front("#"))
+      continue;
+    size_t end = 0;
+    while (end < line.size() && isIdentChar(line[end]))
+      ++end;
+    StringRef name = line.take_front(end);
+    StringRef rest = line.drop_front(end).ltrim();
+    if (name.empty() || !rest.consume_front("="))
+      continue;
+    aliases[name.str()] = rest.trim().str();
+  }
+  return aliases;
+}
+
+/// `text` with every alias reference replaced by its definition.
+std::string expandAliases(StringRef text,
+                          const std::map<std::string, std::string> &aliases) {
+  std::string out = text.str();
+  for (int round = 0; round < 4; ++round) {
+    std::string next;
+    bool changed = false;
+    for (size_t i = 0; i < out.size();) {
+      if (out[i] == '#' && i + 1 < out.size() && isIdentChar(out[i + 1])) {
+        size_t end = i + 1;
+        while (end < out.size() && isIdentChar(out[end]))
+          ++end;
+        auto it = aliases.find(out.substr(i + 1, end - i - 1));
+        if (it != aliases.end() && (end >= out.size() || out[end] != '<')) {
+          next += it->second;
+          changed = true;
+          i = end;
+          continue;
+        }
+      }
+      next += out[i++];
+    }
+    out = std::move(next);
+    if (!changed)
+      break;
+  }
+  return out;
+}
+
+std::string describeMesh(dist::MeshAttr mesh) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "**`#dist.mesh`**: " << mesh.getNumProcesses() << " processes in a [";
+  llvm::interleaveComma(mesh.getShape(), os);
+  os << "] grid\n";
+  for (int64_t a = 0; a < mesh.getRank(); ++a) {
+    os << "- axis " << a;
+    if (a < static_cast<int64_t>(mesh.getNames().size()))
+      os << " (" << mesh.getNames()[a].getValue() << ")";
+    os << ": size " << mesh.getAxisSize(a) << "\n";
+  }
+  os << "\nA process's coordinate is the row-major unravel of its position "
+        "in the process-id list";
+  return s;
+}
+
+std::string axisLabel(dist::MeshAttr mesh, int64_t axis) {
+  std::string s = "axis " + std::to_string(axis);
+  if (axis < static_cast<int64_t>(mesh.getNames().size()))
+    s += " (" + mesh.getNames()[axis].getValue().str() + ")";
+  return s;
+}
+
+std::string describeDist(dist::TensorDistAttr dist, RankedTensorType type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  dist::MeshAttr mesh = dist.getMesh();
+  os << "**`#dist.tensor`**: a distribution over the [";
+  llvm::interleaveComma(mesh.getShape(), os);
+  os << "] mesh (" << mesh.getNumProcesses() << " processes)\n";
+  for (auto [dim, axis] : llvm::enumerate(dist.getDimsMapping())) {
+    os << "- dim " << dim << ": ";
+    if (axis < 0)
+      os << "replicated";
+    else
+      os << "split over " << axisLabel(mesh, axis) << " into "
+         << mesh.getAxisSize(axis) << " blocks";
+    os << "\n";
+  }
+  for (auto [axis, kind] : dist.getPartials())
+    os << "- partial over " << axisLabel(mesh, axis) << ": each process holds "
+       << "a term of a pending " << dist::stringifyReductionKind(kind)
+       << " (`dist.allreduce ... axes = [" << axis
+       << "] reduce = " << dist::stringifyReductionKind(kind)
+       << "` completes it)\n";
+  if (dist.getDimsMapping().empty() && !dist.isPartial())
+    os << "- a replicated scalar\n";
+  if (type) {
+    auto shape = [&](ArrayRef<int64_t> dims) {
+      std::string t;
+      llvm::raw_string_ostream ts(t);
+      llvm::interleave(
+          dims, ts,
+          [&](int64_t d) {
+            if (ShapedType::isDynamic(d))
+              ts << "?";
+            else
+              ts << d;
+          },
+          "x");
+      return t;
+    };
+    os << "\nLocal (per-process) shape " << shape(type.getShape())
+       << ", global shape "
+       << shape(dist::mesh::globalShape(type.getShape(), dist)) << ".";
+  }
+  return s;
+}
+
+/// The hover text for the distribution at byte `offset` of `text`, if any.
+std::optional<std::string> hoverText(const DialectRegistry &registry,
+                                     StringRef text, size_t offset) {
+  auto aliases = aliasesOf(text);
+  // The innermost #dist.tensor<...> / #dist.mesh<...> around the cursor.
+  size_t best = StringRef::npos, bestEnd = 0;
+  for (StringRef prefix : {"#dist.tensor<", "#dist.mesh<"}) {
+    for (size_t at = text.find(prefix); at != StringRef::npos;
+         at = text.find(prefix, at + 1)) {
+      if (at > offset)
+        break;
+      size_t end = matchAngle(text, at + prefix.size() - 1);
+      if (end == StringRef::npos || end <= offset)
+        continue;
+      if (best == StringRef::npos || at > best) {
+        best = at;
+        bestEnd = end;
+      }
+    }
+  }
+  std::string attrText;
+  if (best != StringRef::npos) {
+    attrText = text.slice(best, bestEnd).str();
+  } else {
+    // An alias reference (or definition) under the cursor.
+    size_t start = offset, end = offset;
+    while (start > 0 && isIdentChar(text[start - 1]))
+      --start;
+    while (end < text.size() && isIdentChar(text[end]))
+      ++end;
+    if (start == 0 || text[start - 1] != '#' || start == end)
+      return std::nullopt;
+    auto it = aliases.find(text.slice(start, end).str());
+    if (it == aliases.end())
+      return std::nullopt;
+    attrText = it->second;
+    best = start - 1;
+  }
+
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
+  Attribute attr = parseAttribute(expandAliases(attrText, aliases), &context);
+  if (auto mesh = dyn_cast_or_null<dist::MeshAttr>(attr))
+    return describeMesh(mesh);
+  auto dist = dyn_cast_or_null<dist::TensorDistAttr>(attr);
+  if (!dist)
+    return std::nullopt;
+  // The tensor type the encoding belongs to, for its shapes.
+  RankedTensorType type;
+  for (size_t limit = best; limit > 0;) {
+    size_t at = text.take_front(limit).rfind("tensor<");
+    if (at == StringRef::npos || best - at > 4096)
+      break;
+    size_t end = matchAngle(text, at + 6);
+    if (end != StringRef::npos && end > best) {
+      type = dyn_cast_or_null<RankedTensorType>(
+          parseType(expandAliases(text.slice(at, end), aliases), &context));
+      break;
+    }
+    limit = at;
+  }
+  return describeDist(dist, type);
+}
+
+//===----------------------------------------------------------------------===//
+// The proxy
+//===----------------------------------------------------------------------===//
+
+class Proxy {
+public:
+  Proxy(DialectRegistry &registry, bool pretty, int clientOut, int serverIn)
+      : registry(registry), pretty(pretty), clientOut(clientOut),
+        serverIn(serverIn) {}
+
+  /// Client to server: remember documents and requests, forward.
+  void fromClient(std::FILE *in, llvm::lsp::JSONStreamStyle style) {
+    llvm::lsp::JSONTransportInputOverFile input(in, style);
+    while (!input.isEndOfInput() && !input.hasError()) {
+      std::string text;
+      if (failed(input.readMessage(text))) {
+        if (input.isEndOfInput())
+          break;
+        continue;
+      }
+      if (text.empty())
+        continue;
+      if (llvm::Expected<json::Value> message = json::parse(text))
+        observe(*message);
+      else
+        llvm::consumeError(message.takeError());
+      writeFramed(serverIn, text);
+    }
+  }
+
+  /// Server to client: edit what dist knows better, forward.
+  void fromServer(std::FILE *in) {
+    llvm::lsp::JSONTransportInputOverFile input(in);
+    while (!input.isEndOfInput() && !input.hasError()) {
+      std::string text;
+      if (failed(input.readMessage(text))) {
+        if (input.isEndOfInput())
+          break;
+        continue;
+      }
+      llvm::Expected<json::Value> message = json::parse(text);
+      if (!message) {
+        llvm::consumeError(message.takeError());
+        writeFramed(clientOut, text);
+        continue;
+      }
+      edit(*message);
+      std::string out;
+      llvm::raw_string_ostream os(out);
+      if (pretty)
+        os << llvm::formatv("{0:2}", *message);
+      else
+        os << *message;
+      writeFramed(clientOut, out);
+    }
+  }
+
+private:
+  static void writeFramed(int fd, StringRef body) {
+    std::string framed =
+        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    framed += body.str();
+    for (size_t done = 0; done < framed.size();) {
+      ssize_t n = ::write(fd, framed.data() + done, framed.size() - done);
+      if (n <= 0)
+        return;
+      done += n;
+    }
+  }
+
+  void observe(const json::Value &message) {
+    const json::Object *object = message.getAsObject();
+    if (!object)
+      return;
+    std::optional<StringRef> method = object->getString("method");
+    const json::Object *params = object->getObject("params");
+    if (!method || !params)
+      return;
+    const json::Object *doc = params->getObject("textDocument");
+    std::optional<StringRef> uri = doc ? doc->getString("uri") : std::nullopt;
+    if (*method == "initialize") {
+      if (const json::Value *id = object->get("id")) {
+        std::lock_guard<std::mutex> lock(mutex);
+        initializeId = *id;
+      }
+    } else if (*method == "textDocument/didOpen" && uri) {
+      if (std::optional<StringRef> body = doc->getString("text"))
+        documents.open(uri->str(), doc->getInteger("version").value_or(0),
+                       body->str());
+    } else if (*method == "textDocument/didChange" && uri) {
+      if (const json::Array *changes = params->getArray("contentChanges"))
+        documents.change(uri->str(), doc->getInteger("version").value_or(0),
+                         *changes);
+    } else if (*method == "textDocument/didClose" && uri) {
+      documents.close(uri->str());
+    } else if (*method == "textDocument/hover" && uri) {
+      const json::Value *id = object->get("id");
+      const json::Object *position = params->getObject("position");
+      if (id && position) {
+        std::lock_guard<std::mutex> lock(mutex);
+        hovers.push_back({*id, uri->str(),
+                          position->getInteger("line").value_or(0),
+                          position->getInteger("character").value_or(0)});
+      }
+    }
+  }
+
+  void edit(json::Value &message) {
+    json::Object *object = message.getAsObject();
+    if (!object)
+      return;
+    if (std::optional<StringRef> method = object->getString("method")) {
+      if (*method == "textDocument/publishDiagnostics")
+        addDistributionDiagnostics(*object);
+      return;
+    }
+    const json::Value *id = object->get("id");
+    if (!id)
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (initializeId && *id == *initializeId) {
+      if (json::Object *result = object->getObject("result"))
+        (*result)["serverInfo"] = json::Object{
+            {"name", "dist-lsp-server"},
+            {"version", DIST_VERSION " (MLIR " LLVM_VERSION_STRING ")"}};
+      initializeId.reset();
+      return;
+    }
+    for (auto it = hovers.begin(); it != hovers.end(); ++it) {
+      if (it->id != *id)
+        continue;
+      Hover hover = *it;
+      hovers.erase(it);
+      answerHover(*object, hover);
+      return;
+    }
+  }
+
+  struct Hover {
+    json::Value id;
+    std::string uri;
+    int64_t line, character;
+  };
+
+  /// Replaces a hover with nothing to say (null) on a distribution.
+  void answerHover(json::Object &reply, const Hover &hover) {
+    const json::Value *result = reply.get("result");
+    if (!result || result->kind() != json::Value::Null)
+      return;
+    std::optional<std::string> text = documents.get(hover.uri, std::nullopt);
+    if (!text)
+      return;
+    size_t offset = offsetOf(*text, hover.line, hover.character);
+    std::optional<std::string> contents = hoverText(registry, *text, offset);
+    if (!contents)
+      return;
+    reply["result"] = json::Object{
+        {"contents", json::Object{{"kind", "markdown"}, {"value", *contents}}}};
+  }
+
+  void addDistributionDiagnostics(json::Object &notification) {
+    json::Object *params = notification.getObject("params");
+    if (!params)
+      return;
+    std::optional<StringRef> uri = params->getString("uri");
+    json::Array *diagnostics = params->getArray("diagnostics");
+    // Errors the server found (parse, verifier) come first: the check needs
+    // valid IR.
+    if (!uri || !diagnostics || !diagnostics->empty())
+      return;
+    std::optional<std::string> text =
+        documents.get(uri->str(), params->getInteger("version"));
+    if (!text)
+      return;
+    for (json::Value &d : distributionDiagnostics(registry, *text, *uri))
+      diagnostics->push_back(std::move(d));
+  }
+
+  DialectRegistry &registry;
+  bool pretty;
+  int clientOut, serverIn;
+  Documents documents;
+  std::mutex mutex;
+  std::optional<json::Value> initializeId;
+  std::vector<Hover> hovers;
+};
+} // namespace
 
 int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  mlir::dist::registerAllDistDialects(registry);
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  return mlir::failed(mlir::MlirLspServerMain(argc, argv, registry));
+  DialectRegistry registry;
+  dist::registerAllDistDialects(registry);
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+
+  // The server's own options, but for the input style: the proxy reads the
+  // client (delimited in lit tests) and speaks standard LSP to the server.
+  bool litTest = false;
+  std::optional<llvm::lsp::JSONStreamStyle> style;
+  std::vector<char *> serverArgs;
+  for (int i = 0; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "-lit-test" || arg == "--lit-test") {
+      litTest = true;
+      continue;
+    }
+    if (arg.consume_front("--input-style=") ||
+        arg.consume_front("-input-style=")) {
+      style = arg == "delimited" ? llvm::lsp::JSONStreamStyle::Delimited
+                                 : llvm::lsp::JSONStreamStyle::Standard;
+      continue;
+    }
+    serverArgs.push_back(argv[i]);
+  }
+  if (litTest)
+    serverArgs.push_back(const_cast<char *>("--log=error"));
+  serverArgs.push_back(nullptr);
+  if (!style)
+    style = litTest ? llvm::lsp::JSONStreamStyle::Delimited
+                    : llvm::lsp::JSONStreamStyle::Standard;
+
+  // The server gets pipes as its stdin and stdout; the proxy keeps the real
+  // ones.
+  int clientIn = ::dup(STDIN_FILENO), clientOut = ::dup(STDOUT_FILENO);
+  int toServer[2], fromServer[2];
+  if (clientIn < 0 || clientOut < 0 || ::pipe(toServer) || ::pipe(fromServer)) {
+    std::perror("dist-lsp-server: cannot set up the server's pipes");
+    return EXIT_FAILURE;
+  }
+  ::dup2(toServer[0], STDIN_FILENO);
+  ::dup2(fromServer[1], STDOUT_FILENO);
+  ::close(toServer[0]);
+  ::close(fromServer[1]);
+
+  Proxy proxy(registry, litTest, clientOut, toServer[1]);
+  std::FILE *clientStream = ::fdopen(clientIn, "r");
+  std::FILE *serverStream = ::fdopen(fromServer[0], "r");
+  std::thread down([&] { proxy.fromServer(serverStream); });
+  std::thread up([&] {
+    proxy.fromClient(clientStream, *style);
+    // The client is gone: so is the server's input.
+    ::close(toServer[1]);
+  });
+  up.detach();
+
+  int serverArgc = static_cast<int>(serverArgs.size()) - 1;
+  LogicalResult result =
+      MlirLspServerMain(serverArgc, serverArgs.data(), registry);
+  // The server has answered its last message: end its output so that the
+  // proxy forwards what is left and stops.
+  llvm::outs().flush();
+  std::fflush(stdout);
+  int devNull = ::open("/dev/null", O_WRONLY);
+  ::dup2(devNull, STDOUT_FILENO);
+  down.join();
+  return failed(result) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

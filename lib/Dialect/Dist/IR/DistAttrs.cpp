@@ -216,35 +216,65 @@ TensorDistAttr::get(MeshAttr mesh, ArrayRef<int64_t> dimsMapping,
   return get(mesh.getContext(), mesh, dimsMapping, axes, kinds);
 }
 
+namespace {
+/// The first thing wrong with a distribution, and the entry it is about,
+/// so that the parser can point at that entry.
+struct DistProblem {
+  enum class Entry { Whole, Dim, Partial } entry = Entry::Whole;
+  size_t index = 0;
+  std::string message;
+};
+} // namespace
+
+static std::optional<DistProblem>
+findDistProblem(MeshAttr mesh, ArrayRef<int64_t> dimsMapping,
+                ArrayRef<int64_t> partialAxes,
+                ArrayRef<ReductionKind> partialKinds) {
+  auto problem = [](DistProblem::Entry entry, size_t index, const Twine &msg) {
+    return DistProblem{entry, index, msg.str()};
+  };
+  if (!mesh)
+    return problem(DistProblem::Entry::Whole, 0, "expected a #dist.mesh");
+  int64_t rank = mesh.getRank();
+  llvm::SmallDenseSet<int64_t> used;
+  for (auto [dim, axis] : llvm::enumerate(dimsMapping)) {
+    if (axis < -1 || axis >= rank)
+      return problem(DistProblem::Entry::Dim, dim,
+                     "dims_mapping entry " + Twine(axis) + " of dim " +
+                         Twine(dim) + " must be -1 or a mesh axis in [0, " +
+                         Twine(rank) + ")");
+    if (axis >= 0 && !used.insert(axis).second)
+      return problem(DistProblem::Entry::Dim, dim,
+                     "mesh axis " + Twine(axis) +
+                         " splits more than one tensor dim");
+  }
+  if (partialAxes.size() != partialKinds.size())
+    return problem(DistProblem::Entry::Whole, 0,
+                   "expected one reduction kind per partial axis");
+  for (auto [i, axis] : llvm::enumerate(partialAxes)) {
+    if (axis < 0 || axis >= rank)
+      return problem(DistProblem::Entry::Partial, i,
+                     "partial axis " + Twine(axis) +
+                         " is not a mesh axis in [0, " + Twine(rank) + ")");
+    if (i > 0 && partialAxes[i - 1] >= axis)
+      return problem(DistProblem::Entry::Partial, i,
+                     "partial axes must be unique and ascending");
+    if (used.contains(axis))
+      return problem(DistProblem::Entry::Partial, i,
+                     "mesh axis " + Twine(axis) +
+                         " is both partial and in dims_mapping");
+  }
+  return std::nullopt;
+}
+
 LogicalResult
 TensorDistAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        MeshAttr mesh, ArrayRef<int64_t> dimsMapping,
                        ArrayRef<int64_t> partialAxes,
                        ArrayRef<ReductionKind> partialKinds) {
-  if (!mesh)
-    return emitError() << "expected a #dist.mesh";
-  int64_t rank = mesh.getRank();
-  llvm::SmallDenseSet<int64_t> used;
-  for (auto [dim, axis] : llvm::enumerate(dimsMapping)) {
-    if (axis < -1 || axis >= rank)
-      return emitError() << "dims_mapping entry " << axis << " of dim " << dim
-                         << " must be -1 or a mesh axis in [0, " << rank << ")";
-    if (axis >= 0 && !used.insert(axis).second)
-      return emitError() << "mesh axis " << axis
-                         << " splits more than one tensor dim";
-  }
-  if (partialAxes.size() != partialKinds.size())
-    return emitError() << "expected one reduction kind per partial axis";
-  for (auto [i, axis] : llvm::enumerate(partialAxes)) {
-    if (axis < 0 || axis >= rank)
-      return emitError() << "partial axis " << axis
-                         << " is not a mesh axis in [0, " << rank << ")";
-    if (i > 0 && partialAxes[i - 1] >= axis)
-      return emitError() << "partial axes must be unique and ascending";
-    if (used.contains(axis))
-      return emitError() << "mesh axis " << axis
-                         << " is both partial and in dims_mapping";
-  }
+  if (std::optional<DistProblem> problem =
+          findDistProblem(mesh, dimsMapping, partialAxes, partialKinds))
+    return emitError() << problem->message;
   return success();
 }
 
@@ -340,9 +370,21 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
   SMLoc loc = parser.getCurrentLocation();
   MeshAttr mesh;
   SmallVector<int64_t> dims, axes;
-  SmallVector<std::pair<int64_t, ReductionKind>> partials;
-  if (parser.parseLess() || parser.parseAttribute(mesh) ||
-      parser.parseComma() || parseIntList(parser, dims))
+  // Where each entry was written: a bad entry is reported there, not at
+  // the start of the attribute.
+  SmallVector<SMLoc> dimLocs;
+  SmallVector<std::tuple<int64_t, ReductionKind, SMLoc>> partials;
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
+    return {};
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            dimLocs.push_back(parser.getCurrentLocation());
+            int64_t v;
+            if (parser.parseInteger(v))
+              return failure();
+            dims.push_back(v);
+            return success();
+          }))
     return {};
   if (succeeded(parser.parseOptionalComma())) {
     if (parser.parseKeyword("partial") || parser.parseEqual() ||
@@ -350,7 +392,7 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
             AsmParser::Delimiter::Square, [&]() -> ParseResult {
               int64_t axis = 0;
               StringRef kindName;
-              SMLoc kindLoc;
+              SMLoc axisLoc = parser.getCurrentLocation(), kindLoc;
               if (parser.parseInteger(axis) || parser.parseColon())
                 return failure();
               kindLoc = parser.getCurrentLocation();
@@ -362,7 +404,7 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
                 return parser.emitError(kindLoc)
                        << "unknown reduction kind '" << kindName
                        << "'; expected sum, max, min, prod or avg";
-              partials.emplace_back(axis, *kind);
+              partials.emplace_back(axis, *kind, axisLoc);
               return success();
             }))
       return {};
@@ -371,14 +413,25 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
     return {};
   // Sort here so that the written order does not matter, but keep duplicates
   // for the verifier to report.
-  llvm::sort(partials);
+  llvm::stable_sort(partials, [](const auto &a, const auto &b) {
+    return std::get<0>(a) < std::get<0>(b);
+  });
   SmallVector<ReductionKind> kinds;
-  for (auto [axis, kind] : partials) {
+  for (auto [axis, kind, axisLoc] : partials) {
     axes.push_back(axis);
     kinds.push_back(kind);
   }
-  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
-                    mesh, dims, axes, kinds);
+  if (std::optional<DistProblem> problem =
+          findDistProblem(mesh, dims, axes, kinds)) {
+    SMLoc at = loc;
+    if (problem->entry == DistProblem::Entry::Dim)
+      at = dimLocs[problem->index];
+    else if (problem->entry == DistProblem::Entry::Partial)
+      at = std::get<2>(partials[problem->index]);
+    parser.emitError(at) << problem->message;
+    return {};
+  }
+  return get(parser.getContext(), mesh, dims, axes, kinds);
 }
 
 void TensorDistAttr::print(AsmPrinter &printer) const {
