@@ -202,7 +202,7 @@ CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
   CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
                            nullptr};
   if (costModelFile.empty()) {
-    if (failed(options.verify([&] { return anchor->emitError(); })))
+    if (failed(options.verify([&] { return emitError(anchor->getLoc()); })))
       return failure();
     return options;
   }

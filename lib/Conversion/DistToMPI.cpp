@@ -613,7 +613,7 @@ struct ConvertDistToMPIPass
   /// processes would disagree about who holds what.
   LogicalResult checkMeshes(ModuleOp module) {
     if (worldSize < 0)
-      return module.emitError("world-size=")
+      return mlir::emitError(module.getLoc(), "world-size=")
              << static_cast<int64_t>(worldSize)
              << " must be a process count (or 0: unchecked)";
     if (worldSize == 0)
@@ -643,9 +643,26 @@ struct ConvertDistToMPIPass
   /// () -> () body there, MPI would never be initialised.
   LogicalResult checkEntry(ModuleOp module) {
     auto main = module.lookupSymbol<func::FuncOp>(entry);
-    if (!main)
-      return module.emitError("the entry function @")
-             << entry << " is not in the module";
+    if (!main) {
+      // At the module's location only: the module would be printed into a
+      // note, which is the whole program.
+      InFlightDiagnostic diag =
+          mlir::emitError(module.getLoc(), "the entry function @")
+          << entry << " is not in the module";
+      SmallVector<StringRef> candidates;
+      for (auto func : module.getOps<func::FuncOp>())
+        if (!func.isExternal() && func.getNumArguments() == 0 &&
+            func.getNumResults() == 0)
+          candidates.push_back(func.getSymName());
+      if (candidates.empty()) {
+        diag << " (it has no () -> () function to run)";
+      } else {
+        diag << "; functions it could run: ";
+        llvm::interleaveComma(candidates, diag,
+                              [&](StringRef n) { diag << "@" << n; });
+      }
+      return diag;
+    }
     if (main.isExternal())
       return main.emitError("the entry function @")
              << entry << " is a declaration without a body";

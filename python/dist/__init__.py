@@ -12,6 +12,7 @@ the mesh arithmetic are the C++ ones. Failures raise DiagnosticError with
 every diagnostic; nothing is printed to stderr.
 """
 
+from ._version import __version__
 from ._errors import Diagnostic, DiagnosticError, Location
 from ._dist import (Attribute, Block, Context, FutureType, Mesh, Module,
                     Operation, Region, TensorDist, TensorType, Type, Value)
@@ -27,7 +28,7 @@ __all__ = [
     "FunctionBuilder", "FutureType", "Location", "Mesh", "Module",
     "Operation", "PassManager", "Region", "RunError", "TensorDist",
     "TensorType", "Type", "Value", "build_native", "overlap_report",
-    "calibrate", "parse_rank_output", "run_on_mpi",
+    "calibrate", "parse_rank_output", "run_on_mpi", "__version__",
 ]
 
 

@@ -22,6 +22,7 @@
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Version.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -49,10 +50,6 @@
 
 using namespace mlir;
 namespace json = llvm::json;
-
-#ifndef DIST_VERSION
-#define DIST_VERSION "unknown"
-#endif
 
 namespace {
 //===----------------------------------------------------------------------===//
@@ -621,7 +618,7 @@ private:
       if (json::Object *result = object->getObject("result"))
         (*result)["serverInfo"] = json::Object{
             {"name", "dist-lsp-server"},
-            {"version", DIST_VERSION " (MLIR " LLVM_VERSION_STRING ")"}};
+            {"version", DIST_VERSION_STRING " (MLIR " LLVM_VERSION_STRING ")"}};
       initializeId.reset();
       return;
     }

@@ -7,6 +7,7 @@
 
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -104,6 +105,11 @@ int main(int argc, char **argv) {
   mlir::dist::registerAllDistPasses();
   mlir::dist::test::registerTestDistPatterns();
   mlir::dist::test::registerTestDistLowering();
+
+  // --version says which dist this is, before LLVM's own version.
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dist version " DIST_VERSION_STRING "\n";
+  });
 
   // MlirOptMain(argc, argv, ...) as upstream has it, except that the pass
   // manager it builds may get the wall-time instrumentation.

@@ -30,6 +30,7 @@
 
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Version.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -420,6 +421,9 @@ size_t countLines(ModuleOp module) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dist version " DIST_VERSION_STRING "\n";
+  });
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "dist-reduce: cut a dist program down while a test still finds it "

@@ -279,7 +279,8 @@ struct DistMatmulGradOverlapPass
     options.minOverlapRatio = minOverlapRatio;
     options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps,
                          measured};
-    auto emitError = [&] { return getOperation()->emitError(); };
+    // At the location only: the op itself would be printed into a note.
+    auto emitError = [&] { return mlir::emitError(getOperation()->getLoc()); };
     if (!std::isfinite(options.minOverlapRatio) ||
         options.minOverlapRatio < 0) {
       emitError() << "min-overlap-ratio=" << options.minOverlapRatio

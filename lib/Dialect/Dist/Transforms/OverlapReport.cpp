@@ -478,7 +478,9 @@ LogicalResult writeTo(StringRef path, Operation *anchor,
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
   if (!file)
-    return anchor->emitError("cannot write the overlap report: ") << error;
+    return mlir::emitError(anchor->getLoc(),
+                           "cannot write the overlap report: ")
+           << error;
   print(file->os());
   file->keep();
   return success();
@@ -490,7 +492,8 @@ struct DistOverlapReportPass
 
   void runOnOperation() override {
     if (format != "table" && format != "json") {
-      getOperation().emitError("unknown overlap report format '")
+      mlir::emitError(getOperation().getLoc(),
+                      "unknown overlap report format '")
           << format << "'; expected table or json";
       return signalPassFailure();
     }

@@ -57,8 +57,9 @@ struct DistSpecializeRankPass
   void runOnOperation() override {
     int64_t rank = this->rank;
     if (rank < 0) {
-      getOperation().emitError("--dist-specialize-rank needs the process to "
-                               "specialise for: rank=N");
+      mlir::emitError(getOperation().getLoc(),
+                      "--dist-specialize-rank needs the process to "
+                      "specialise for: rank=N");
       return signalPassFailure();
     }
     SmallVector<ProcessCoordOp> coords;
