@@ -419,9 +419,16 @@ private:
     Location loc = op.getLoc();
     std::string what;
     llvm::raw_string_ostream os(what);
-    os << op->getName().getStringRef() << " "
-       << stringifyReductionKind(getKind(op)) << " of " << count << " x "
-       << reduction.elementType << " over mesh axes [";
+    // What the op does, not how it is lowered: a broadcast is a sum to
+    // which only the root contributes, but reports and traces say
+    // broadcast.
+    os << op->getName().getStringRef() << " ";
+    if constexpr (std::is_same_v<OpTy, BroadcastOp>)
+      os << "from root " << op.getRoot();
+    else
+      os << stringifyReductionKind(getKind(op));
+    os << " of " << count << " x " << reduction.elementType
+       << " over mesh axes [";
     llvm::interleaveComma(op.getAxes(), os);
     os << "]";
     std::string site = describeForRuntime(op);
