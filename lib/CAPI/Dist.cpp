@@ -30,6 +30,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdio>
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mlir::dist;
 
@@ -141,6 +144,36 @@ static std::string nestTopLevelPasses(StringRef pipeline) {
   return out;
 }
 
+/// Runs `fn`, collecting what it writes to stderr (fd 2) into `printed`
+/// instead of printing it; runs it as is when no temporary file can be
+/// made.
+template <typename F>
+static LogicalResult captureStderr(std::string &printed, F fn) {
+  std::FILE *sink = std::tmpfile();
+  if (!sink)
+    return fn();
+  llvm::errs().flush();
+  std::fflush(stderr);
+  int saved = ::dup(STDERR_FILENO);
+  if (saved < 0 || ::dup2(::fileno(sink), STDERR_FILENO) < 0) {
+    if (saved >= 0)
+      ::close(saved);
+    std::fclose(sink);
+    return fn();
+  }
+  LogicalResult result = fn();
+  llvm::errs().flush();
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::rewind(sink);
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), sink)) > 0;)
+    printed.append(buffer, n);
+  std::fclose(sink);
+  return result;
+}
+
 MlirLogicalResult mlirDistRunPassPipeline(MlirModule module,
                                           MlirStringRef pipeline) {
   ModuleOp op = unwrap(module);
@@ -152,12 +185,24 @@ MlirLogicalResult mlirDistRunPassPipeline(MlirModule module,
   if (text.starts_with(anchor) && text.ends_with(")"))
     body = text.drop_front(anchor.size()).drop_back().str();
   PassManager pm(ctx, ModuleOp::getOperationName());
-  std::string error;
+  std::string error, printed;
   llvm::raw_string_ostream os(error);
-  if (failed(parsePassPipeline(nestTopLevelPasses(body), pm, os))) {
-    emitError(UnknownLoc::get(ctx)) << error;
+  LogicalResult parsed = captureStderr(printed, [&] {
+    return parsePassPipeline(nestTopLevelPasses(body), pm, os);
+  });
+  if (failed(parsed)) {
+    // llvm::cl reports a bad option value on stderr, not on the stream it is
+    // given: a library must not print, and the caller needs the reason.
+    StringRef reason = StringRef(printed).trim().ltrim(": ");
+    InFlightDiagnostic diag = emitError(UnknownLoc::get(ctx))
+                              << "invalid pass pipeline '" << text << "': ";
+    if (!reason.empty())
+      diag << reason << "; ";
+    diag << StringRef(error).trim();
     return mlirLogicalResultFailure();
   }
+  if (!printed.empty())
+    llvm::errs() << printed;
   return wrap(pm.run(op));
 }
 

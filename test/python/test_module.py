@@ -155,6 +155,26 @@ def test_pipeline_errors(ctx):
     assert any("failed to legalize" in msg for msg in messages)
 
 
+def test_bad_pass_options_raise_with_the_reason_and_print_nothing(ctx, capfd):
+    m = dist.Module.parse(STEP, context=ctx)
+    # llvm::cl reports a bad option value on stderr: the exception carries
+    # it instead, and nothing reaches the terminal.
+    for pipeline, reason in [
+            ("dist-matmul-grad-overlap{min-overlap-ratio=abc}",
+             "for the --min-overlap-ratio option: 'abc' value invalid for floating point argument"),
+            ("dist-auto-parallel{peak-tflops=x}",
+             "for the --peak-tflops option: 'x' value invalid"),
+            ("dist-matmul-grad-overlap{bogus=1}", "no such option bogus")]:
+        with pytest.raises(dist.DiagnosticError) as info:
+            m.run(pipeline)
+        message = info.value.diagnostics[0].message
+        assert message.startswith(f"invalid pass pipeline '{pipeline}'")
+        assert reason in message
+    out, err = capfd.readouterr()
+    assert err == "" and out == ""
+    dist.PassManager("dist-auto-parallel{peak-tflops=50}", context=ctx)
+
+
 def test_pass_manager(ctx):
     pm = dist.PassManager("dist-auto-parallel{peak-tflops=50}", context=ctx)
     m = dist.Module.read(GPT, context=ctx)
