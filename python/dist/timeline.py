@@ -10,12 +10,43 @@ sees at a glance whether communication overlaps compute.
 """
 import argparse
 import json
+import math
 from xml.sax.saxutils import escape, quoteattr
 
 COLORS = {"compute": "#4c8bd6", "collective": "#d64c4c", "wait": "#d64c4c",
           "issue": "#f0a33c"}
 ASYNC = "#4caf50"
 WIDTH, LABEL, LANE, GAP = 1100, 190, 18, 4
+
+
+def tick_step(span):
+    """1, 2 or 5 times a power of ten, giving four to ten ticks over `span`."""
+    if not span > 0:
+        return 1.0
+    step = 10.0 ** math.floor(math.log10(span / 8))
+    for factor in (1, 2, 5, 10):
+        if span / (step * factor) <= 10:
+            return step * factor
+    return step * 10
+
+
+def time_axis(y, x0, scale, span):
+    """SVG elements of a time axis from x0 (time 0) at `scale` px per us,
+    ticks labelled in us, or ms from 5 ms on."""
+    step = tick_step(span)
+    unit, div = ("ms", 1000.0) if span >= 5000 else ("us", 1.0)
+    out = ['<g class="axis">',
+           f'<line x1="{x0}" y1="{y}" x2="{x0 + span * scale:.2f}" y2="{y}" stroke="#444"/>']
+    i = 0
+    while i * step <= span * (1 + 1e-9):
+        t = i * step
+        x = x0 + t * scale
+        out.append(f'<line x1="{x:.2f}" y1="{y}" x2="{x:.2f}" y2="{y + 4}" stroke="#444"/>')
+        out.append(f'<text x="{x:.2f}" y="{y + 15}" text-anchor="middle">'
+                   f'{t / div:g} {unit}</text>')
+        i += 1
+    out.append("</g>")
+    return out
 
 
 def timeline_svg(trace):
@@ -28,7 +59,7 @@ def timeline_svg(trace):
     end = max((e["ts"] + e["dur"] for e in timed), default=1.0) or 1.0
     scale = (WIDTH - LABEL - 20) / end
     top = 40
-    height = top + len(lanes) * (LANE + GAP) + 50
+    height = top + len(lanes) * (LANE + GAP) + 80
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'font-family="sans-serif" font-size="11">',
            f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
@@ -53,7 +84,9 @@ def timeline_svg(trace):
             out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{LANE}" '
                        f'fill="{color}" class={quoteattr(e["cat"])}>'
                        f'<title>{escape(tip)}</title></rect>')
-    y = top + len(lanes) * (LANE + GAP) + 20
+    y = top + len(lanes) * (LANE + GAP)
+    out += time_axis(y, LABEL, scale, end)
+    y += 30
     x = LABEL
     for label, color in [("compute", COLORS["compute"]), ("exposed communication", "#d64c4c"),
                          ("issue", COLORS["issue"]), ("in flight on a stream", ASYNC)]:

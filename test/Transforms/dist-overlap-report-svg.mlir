@@ -3,7 +3,8 @@
 // dp allreduce on the dp lane from 0 to 74 us, the matmul on the compute
 // lane from 0 to 16 us, the wait's stall from 16 to 74 us and the blocking
 // allreduce from 74 to 148 us, both exposed (red). The x scale is
-// (1100 - 190 - 20) / 148 px per us.
+// (1100 - 190 - 20) / 148 px per us, for every function (148 us is the
+// longest makespan).
 // RUN: dist-opt %s --dist-overlap-report="svg-file=%t.svg peak-tflops=0.000001 link-latency-us=10 link-bandwidth-gbps=0.001" -o /dev/null 2>/dev/null
 // RUN: FileCheck %s < %t.svg
 // CHECK:      <svg xmlns="http://www.w3.org/2000/svg"
@@ -17,11 +18,24 @@
 // CHECK-NEXT: dp stream
 // CHECK-NEXT: <line
 // CHECK-NEXT: <rect x="190.00" y="{{[0-9]+}}" width="445.00" height="18" fill="#4caf50" {{.*}}class="comm"><title>dist.allreduce: 74.000 us at 0.000 us</title></rect>
+// A time axis under the lanes: ticks every 20 us (a 1-2-5 step, four to ten
+// ticks) up to the longest makespan.
+// CHECK-NEXT: <g class="axis">
+// CHECK-NEXT: <line x1="190" y1="[[AXIS:[0-9]+]]" x2="1080.00" y2="[[AXIS]]" stroke="#444"/>
+// CHECK-NEXT: <line x1="190.00"
+// CHECK-NEXT: <text x="190.00" y="{{[0-9]+}}" text-anchor="middle">0 us</text>
+// CHECK-NEXT: <line x1="310.27"
+// CHECK-NEXT: <text x="310.27" y="{{[0-9]+}}" text-anchor="middle">20 us</text>
+// CHECK:      <text x="1031.89" y="{{[0-9]+}}" text-anchor="middle">140 us</text>
+// CHECK-NEXT: </g>
 // CHECK-NEXT: </g>
 // A function's name is escaped; a function without estimated ops has no
-// lanes.
+// lanes. Every function is drawn on one scale: this 16 us matmul is as wide
+// as the one above.
 // CHECK-NEXT: <g class="function" data-name="we&quot;ird&lt;&amp;&gt;">
 // CHECK-NEXT: @we&quot;ird&lt;&amp;&gt;: makespan 16.000 us
+// CHECK:      <rect x="190.00" y="{{[0-9]+}}" width="96.22" height="18" fill="#4c8bd6"
+// CHECK:      <text x="1031.89" y="{{[0-9]+}}" text-anchor="middle">140 us</text>
 // CHECK-NOT:  data-name="nothing"
 // CHECK:      compute</text>
 // CHECK:      exposed communication</text>

@@ -39,3 +39,22 @@ def test_timeline_lanes_bars_and_colors():
     # Bars are placed in time order along the lane.
     compute = sorted(float(r.get("x")) for r in bars if r.get("class") == "compute")
     assert compute == sorted(compute) and compute[0] < compute[1]
+
+
+def test_timeline_has_a_time_axis_with_a_scale():
+    X = lambda ts, dur: {"name": "c", "cat": "compute", "ph": "X", "ts": ts,
+                         "dur": dur, "pid": 0, "tid": 0}
+    # 148 us: ticks every 20 us, labelled in us, at the bars' scale.
+    root = ET.fromstring(timeline_svg({"traceEvents": [X(0, 16), X(16, 132)]}))
+    [axis] = [g for g in root.iter(SVG + "g") if g.get("class") == "axis"]
+    ticks = [t.text for t in axis.iter(SVG + "text")]
+    assert ticks == [f"{t} us" for t in range(0, 141, 20)]
+    xs = {t.text: float(t.get("x")) for t in axis.iter(SVG + "text")}
+    bars = sorted((float(r.get("x")), float(r.get("width")))
+                  for r in root.iter(SVG + "rect") if r.get("class") == "compute")
+    # The second bar starts at 16 us: 0.8 of the way from 0 us to 20 us.
+    assert abs(bars[1][0] - (xs["0 us"] + 0.8 * (xs["20 us"] - xs["0 us"]))) < 0.01
+    # 12 ms: labelled in ms.
+    root = ET.fromstring(timeline_svg({"traceEvents": [X(0, 12000)]}))
+    [axis] = [g for g in root.iter(SVG + "g") if g.get("class") == "axis"]
+    assert [t.text for t in axis.iter(SVG + "text")] == [f"{t} ms" for t in range(0, 13, 2)]

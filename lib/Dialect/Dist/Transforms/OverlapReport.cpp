@@ -14,6 +14,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -390,12 +391,53 @@ std::string xmlEscape(StringRef text) {
   return out;
 }
 
+/// A tick step for an axis of `span` us: 1, 2 or 5 times a power of ten,
+/// giving four to ten ticks.
+double tickStep(double span) {
+  if (!(span > 0))
+    return 1;
+  double step = std::pow(10.0, std::floor(std::log10(span / 8)));
+  for (double factor : {1.0, 2.0, 5.0, 10.0})
+    if (span / (step * factor) <= 10)
+      return step * factor;
+  return step * 10;
+}
+
+/// A time axis from x0 (time 0) at `scale` px per us, up to `span` us, with
+/// tick labels in us or ms.
+void printTimeAxis(raw_ostream &out, int y, int x0, double scale, double span) {
+  double step = tickStep(span);
+  bool ms = span >= 5000;
+  out << "<g class=\"axis\">\n";
+  out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2:f2}\" "
+                       "y2=\"{1}\" stroke=\"#444\"/>\n",
+                       x0, y, x0 + span * scale);
+  for (int i = 0; i * step <= span * (1 + 1e-9); ++i) {
+    double t = i * step, x = x0 + t * scale;
+    out << llvm::formatv("<line x1=\"{0:f2}\" y1=\"{1}\" x2=\"{0:f2}\" "
+                         "y2=\"{2}\" stroke=\"#444\"/>\n",
+                         x, y, y + 4);
+    out << llvm::formatv("<text x=\"{0:f2}\" y=\"{1}\" "
+                         "text-anchor=\"middle\">",
+                         x, y + 15)
+        << llvm::format("%g", ms ? t / 1000 : t) << (ms ? " ms" : " us")
+        << "</text>\n";
+  }
+  out << "</g>\n";
+}
+
 /// The estimated schedules as an SVG picture: per function, a lane per
-/// stream it uses, on one time scale per function; colours as in
-/// dist.timeline (compute blue, exposed communication red, communication on
-/// a stream green).
+/// stream it uses, all on one time scale (the longest makespan fills the
+/// width) with a time axis under each function; colours as in dist.timeline
+/// (compute blue, exposed communication red, communication on a stream
+/// green).
 void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   constexpr int kWidth = 1100, kLabel = 190, kLane = 18, kGap = 4;
+  double longest = 0;
+  for (const FunctionReport &r : reports)
+    if (!r.slices.empty())
+      longest = std::max(longest, r.makespan);
+  double scale = longest > 0 ? (kWidth - kLabel - 20) / longest : 0;
   auto color = [](const Slice &slice) {
     if (slice.track != 0)
       return "#4caf50";
@@ -412,7 +454,6 @@ void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
       if (!llvm::is_contained(tracks, slice.track))
         tracks.push_back(slice.track);
     llvm::sort(tracks);
-    double scale = r.makespan > 0 ? (kWidth - kLabel - 20) / r.makespan : 0;
     out << llvm::formatv("<g class=\"function\" data-name=\"{0}\">\n",
                          xmlEscape(r.name));
     out << llvm::formatv(
@@ -440,8 +481,9 @@ void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
       }
       y += kLane + kGap;
     }
+    printTimeAxis(out, y, kLabel, scale, longest);
     out << "</g>\n";
-    y += 16;
+    y += 36;
   }
   int height = y + 30;
   os << llvm::formatv(
