@@ -61,12 +61,17 @@ def nothing_left(label, tag, tmpdir):
     return ok
 
 
-def check(label, dist_run, program, tmpdir, tag, send=None):
+def check(label, dist_run, program, tmpdir, tag, send=None, launcher=None):
     env = dict(os.environ, TMPDIR=tmpdir)
     timeout = "3" if send is None else "120"
     if send == "finish":
         send, timeout = None, "120"
-    proc = subprocess.Popen([dist_run, "-n", "2", "--timeout", timeout, program],
+    # The hanging program waits for a rank that has finished: the runtime's
+    # collective check would stop it at once, so it is off (only traced).
+    command = [dist_run, "-n", "2", "--timeout", timeout, "--collectives", "trace"]
+    if launcher:
+        command += ["--launcher", launcher]
+    proc = subprocess.Popen(command + [program],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     if send is not None:
@@ -138,6 +143,27 @@ def main():
             tmpdir = os.path.join(work, label)
             os.mkdir(tmpdir)
             ok &= check(label, dist_run, program, tmpdir, tag, send)
+        # A launcher that ignores SIGTERM and leaves a detached grandchild
+        # (setsid) that ignores it too: dist-run's timeout must still leave
+        # nothing behind.
+        tag = f"stubborn-{os.getpid()}.mlir"
+        program = os.path.join(work, tag)
+        shutil.copy(hanging, program)
+        launcher = os.path.join(work, "stubborn-launcher.sh")
+        with open(launcher, "w") as f:
+            f.write("#!/bin/sh\n"
+                    "# Ignores SIGTERM; its grandchild, in a session of its own,\n"
+                    "# too; both name the program, so a survivor is seen.\n"
+                    "trap '' TERM\n"
+                    f"setsid {sys.executable} -c 'import signal, time; "
+                    f"signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)' "
+                    f"{tag} &\n"
+                    f"exec mpirun.mpich \"$@\"\n")
+        os.chmod(launcher, 0o755)
+        tmpdir = os.path.join(work, "stubborn")
+        os.mkdir(tmpdir)
+        ok &= check("stubborn launcher timeout", dist_run, program, tmpdir, tag,
+                    launcher=launcher)
         tmpdir = os.path.join(work, "calibrate")
         os.mkdir(tmpdir)
         ok &= check_calibrate(dist_run, tmpdir)
