@@ -1,9 +1,15 @@
 """Checks a cost-model file written by dist-run --calibrate, or (--report)
-that an overlap report made with one estimates in milliseconds, where the
-default constants (a 100 TFLOP/s machine) give microseconds.
+that an overlap report made with one estimates over 100 us for the GPT
+step, where the default constants (a 100 TFLOP/s machine) give about 10.
 
   calibrate_check.py FILE PROCESSES
   calibrate_check.py --report JSON|-
+  calibrate_check.py --numbers FILE JSON|-
+
+With --numbers, the report is of collectives.mlir (Inputs/): its comm_us
+must be what the file's latency and bandwidth terms give for those
+collectives, computed here (a reader that mixes up the terms, or their
+units, is a wrong number, not a wrong text).
 """
 import json
 import math
@@ -50,13 +56,62 @@ def check_report(source):
     report = json.loads(text)
     for function in report["functions"]:
         if function["compute_us"] > 0:
-            if function["makespan_us"] < 1000:
+            # The defaults make the step about 10 us; a 2-core machine's
+            # measured rates make it hundreds to thousands.
+            if function["makespan_us"] < 100:
                 fail(f"@{function['name']} makespan {function['makespan_us']} us")
-            print(f"ok: the report of @{function['name']} is in milliseconds")
+            print(f"ok: the report of @{function['name']} is the file's (over 100 us)")
+
+
+def check_fit(model):
+    """The fitted line goes through the smallest and the largest message's
+    medians (dist-run fits those two) and near the others: within a factor
+    of four (a machine's caches bend the line; a fit in the wrong unit or
+    with the terms swapped is off by orders of magnitude)."""
+    for kind in ("allreduce", "broadcast"):
+        for link in model[kind]:
+            points = sorted((p["bytes"], p["median-us"]) for p in model["measured-on"]["points"]
+                            if p["op"] == kind and p["group-size"] == link["group-size"])
+            for i, (size, median) in enumerate(points):
+                predicted = link["latency-us"] + size / (link["bandwidth-gbps"] * 1e3)
+                ends = i in (0, len(points) - 1)
+                # An end's latency may have been clamped at zero.
+                if ends and not (math.isclose(predicted, median, rel_tol=0.01)
+                                 or (i == 0 and link["latency-us"] == 0)):
+                    fail(f"{kind} in groups of {link['group-size']}: the fit predicts "
+                         f"{predicted:.2f} us for {size} bytes, measured {median} us")
+                if not 0.25 <= predicted / median <= 4.0:
+                    fail(f"{kind} in groups of {link['group-size']}: the fit predicts "
+                         f"{predicted:.1f} us for {size} bytes, measured {median} us")
+
+
+# Inputs/collectives-cost.mlir: (op, bytes, group size) of each collective
+# in the order the report meets them.
+REPORTED = [("allreduce", 4096 * 4, 2), ("allreduce", 262144 * 4, 2),
+            ("broadcast", 65536 * 4, 2)]
+
+
+def check_numbers(path, source):
+    with open(path) as f:
+        model = json.load(f)
+    check_fit(model)
+    text = sys.stdin.read() if source == "-" else open(source).read()
+    [function] = json.loads(text)["functions"]
+    expected = 0.0
+    for op, size, group in REPORTED:
+        [link] = [l for l in model[op] if l["group-size"] == group]
+        expected += link["latency-us"] + size / (link["bandwidth-gbps"] * 1e3)
+    got = function["comm_us"]
+    if not math.isclose(got, expected, rel_tol=1e-6):
+        fail(f"@{function['name']}: comm {got} us, the file's terms give {expected} us")
+    print(f"ok: the fit goes through the measured points, and the report's "
+          f"communication is the file's latency + bytes / bandwidth")
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--report":
         check_report(sys.argv[2])
+    elif sys.argv[1] == "--numbers":
+        check_numbers(sys.argv[2], sys.argv[3])
     else:
         check_file(sys.argv[1], int(sys.argv[2]))

@@ -34,10 +34,11 @@ def values(n, salt):
 class Program:
     """A module with @main under construction, on an optional mesh."""
 
-    def __init__(self, ctx, mesh_shape=None, names=None):
+    def __init__(self, ctx, mesh_shape=None, names=None, process_ids=None):
         self.ctx = ctx
         self.module = dist.Module.create(ctx)
-        self.mesh = (dist.Mesh(mesh_shape, names=names, context=ctx)
+        self.mesh = (dist.Mesh(mesh_shape, names=names, process_ids=process_ids,
+                               context=ctx)
                      if mesh_shape else None)
         self.main = None
         self.coords = {}
@@ -200,18 +201,20 @@ def dropout(ctx, dp, mp):
     R, C = 6, 12
     xa = [v + 2.0 for v in values(R * C, 7)]  # nonzero, so zeros mark drops
     xb = [v + 2.0 for v in values(R * C, 8)]
-    specs = [("a", xa, 7, [-1, 1]), ("b", xb, 8, [0, -1])]
+    # Two probabilities other than 0.5 (where scaling the kept elements by
+    # 1/p and by 1/(1-p) agree): check_dropout_values tells them apart.
+    specs = [("a", xa, 7, [-1, 1], 0.3), ("b", xb, 8, [0, -1], 0.75)]
 
     def body(p, spmd):
         f = p.start_main()
         local_prints = []
-        for name, x, seed, dims in specs:
+        for name, x, seed, dims, prob in specs:
             X = p.const([R, C], x)
             if spmd:
                 X, local = p.shard(X, [R, C], dims)
-            y = f.dropout(X, 0.5, fix_seed=seed, id=name)
+            y = f.dropout(X, prob, fix_seed=seed, id=name)
             # The serial reference states the intent: the same seed.
-            z = f.dropout(X, 0.5, fix_seed=None if spmd else seed, recompute_of=name)
+            z = f.dropout(X, prob, fix_seed=None if spmd else seed, recompute_of=name)
             if spmd:
                 local_prints.append((f.cast(y, p.t(local)), local))
                 y, z = p.gather(y, local, dims), p.gather(z, local, dims)
@@ -222,7 +225,30 @@ def dropout(ctx, dp, mp):
 
     serial = body(Program(ctx), False)
     spmd = body(Program(ctx, [dp, mp], ["dp", "mp"]), True)
-    return serial, spmd, [dims for _, _, _, dims in specs]
+    return serial, spmd, specs
+
+
+def check_dropout_values(specs, ref):
+    """Paddle's upscale-in-train, from the inputs rather than from another
+    run of the same lowering: each output element is 0 or x / (1 - prob),
+    and about 1 - prob of them are kept."""
+    ok = True
+    for i, (name, x, _, _, prob) in enumerate(specs):
+        x = np.array(x, dtype=np.float32).reshape(ref[2 * i].shape)
+        y = ref[2 * i]
+        kept = y != 0
+        # (printMemrefF32 prints six significant digits)
+        scaled = np.allclose(y[kept], x[kept] / (1 - prob), rtol=1e-5)
+        fraction = kept.mean()
+        # 72 elements: a kept fraction within 0.2 of 1 - prob.
+        if not scaled or abs(fraction - (1 - prob)) > 0.2:
+            print(f"MISMATCH dropout {name}: prob {prob}: kept {fraction:.2f}, "
+                  f"scaled by 1/(1-p): {scaled}")
+            ok = False
+    print(f"{'ok' if ok else 'FAILED'}: dropout values: kept elements scaled by "
+          f"1/(1-p), about 1-p of them kept (p = "
+          f"{', '.join(str(s[4]) for s in specs)})")
+    return ok
 
 
 def check_local_masks(name, mesh, ranks, dims_list, first):
@@ -246,9 +272,10 @@ def check_local_masks(name, mesh, ranks, dims_list, first):
     return ok
 
 
-def amp(ctx, procs, infs):
+def amp(ctx, procs, infs, bad_value=np.inf):
     """An AMP step rewritten in process by --dist-amp-check-finite: the
-    gradient `g` (an inf on the processes whose coordinate is below `infs`),
+    gradient `g` (`bad_value`, an inf or a NaN, on the processes whose
+    coordinate is below `infs`),
     a later use of it (the update w - g, which must read the unscaled
     gradient) and found_inf. Every process prints all three."""
     p = Program(ctx, [procs], ["dp"])
@@ -266,7 +293,7 @@ def amp(ctx, procs, infs):
     w = p.const([4], AMP_WEIGHT)
     has_inf = f.arith("cmpi", p.coord(0), f.index(infs), predicate="slt",
                       result_type=dist.Type.parse("i1", ctx))
-    inf = f.constant(np.array([np.inf] + AMP_GRAD[1:]), p.t([4]))
+    inf = f.constant(np.array([bad_value] + AMP_GRAD[1:]), p.t([4]))
     bad = f.arith("select", has_inf, inf, g, result_type=p.t([4]))
     ls = f.constant(np.array([AMP_SCALE]), LS)
     r = f.call("step", [f.cast(bad, G), f.cast(w, G), ls], [G, G, F])
@@ -281,10 +308,10 @@ AMP_WEIGHT = [1.0, 1.0, 1.0, 1.0]
 AMP_SCALE = 4.0
 
 
-def amp_expected(rank, infs):
+def amp_expected(rank, infs, bad_value=np.inf):
     """Paddle's check_finite_and_unscale: every gradient times 1/scale (an
-    inf stays inf), found_inf the OR over all processes."""
-    g = np.array(([np.inf] if rank < infs else AMP_GRAD[:1]) + AMP_GRAD[1:])
+    inf stays inf, a NaN NaN), found_inf the OR over all processes."""
+    g = np.array(([bad_value] if rank < infs else AMP_GRAD[:1]) + AMP_GRAD[1:])
     u = g / AMP_SCALE
     return [u, np.array(AMP_WEIGHT) - u, np.array([1.0 if infs > 0 else 0.0])]
 
@@ -324,6 +351,50 @@ def collectives_expected(procs):
     for red in [xs.sum(0), xs.max(0), xs.min(0), xs.prod(0), xs.mean(0)]:
         out += [red, red]
     return out
+
+
+# World-rank order is the opposite of coordinate order in every group of
+# this mesh: a communicator that orders its members by rank, not by their
+# position along the axes, hands a broadcast another root.
+GROUPS_MESH = ([2, 2], [3, 1, 2, 0])
+
+
+def collectives_groups(ctx):
+    """Collectives over one axis of a [2, 2] mesh (groups of two, smaller
+    than the world) whose process ids are permuted, on v = 10 c0 + c1 + base:
+    an avg over mp, a sum over dp, broadcasts from group positions 1 (over
+    dp) and 0 (over mp), blocking and on a stream."""
+    shape, ids = GROUPS_MESH
+    p = Program(ctx, shape, ["dp", "mp"], ids)
+    f = p.start_main()
+    f32 = dist.Type.parse("f32", ctx)
+
+    def scalar(axis):
+        i = f.arith("index_cast", p.coord(axis), result_type=dist.Type.parse("i32", ctx))
+        return f.arith("sitofp", i, result_type=f32)
+
+    ten = f.constant(10.0, "f32")
+    v = f.arith("addf", f.arith("mulf", scalar(0), ten), scalar(1))
+    x = f.arith("addf", p.const([4], ASYNC_BASE), f.splat(v, p.t([4])))
+    sums = lambda axis: p.t([4], "f32", [-1], {axis: "sum"})
+    for stream in (None, "mp"):
+        def done(value):
+            return f.wait(value) if stream else value
+        avg = done(f.allreduce(f.cast(x, sums(1)), p.mesh, [1], "avg", stream=stream))
+        total = done(f.allreduce(f.cast(x, sums(0)), p.mesh, [0], "sum", stream=stream))
+        b0 = done(f.broadcast(x, p.mesh, [0], root=1, stream=stream))
+        b1 = done(f.broadcast(x, p.mesh, [1], root=0, stream=stream))
+        for value in (avg, total, b0, b1):
+            p.print(f.cast(value, p.t([4])), [4])
+    return p.finish()
+
+
+def collectives_groups_expected(ctx, rank):
+    shape, ids = GROUPS_MESH
+    c0, c1 = dist.Mesh(shape, process_ids=ids, context=ctx).coord(rank)
+    x = lambda a, b: np.array(ASYNC_BASE) + 10 * a + b
+    out = [(x(c0, 0) + x(c0, 1)) / 2, x(0, c1) + x(1, c1), x(1, c1), x(c0, 0)]
+    return out + out
 
 
 #===------------------------------------------------------------------------===#
@@ -386,7 +457,9 @@ def run(module, procs, flags=""):
 
 
 def close(a, b):
-    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL)
+    # NaN where NaN is expected (the AMP case injects them).
+    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL,
+                                              equal_nan=True)
 
 
 def check(name, reference, ranks):
@@ -431,10 +504,12 @@ def main():
         sys.exit(0 if ok and NATIVE_OK[0] else 1)
     if args.case == "dropout":
         for dp, mp in meshes(args.meshes):
-            serial, spmd, dims = dropout(ctx, dp, mp)
+            serial, spmd, specs = dropout(ctx, dp, mp)
+            dims = [spec[3] for spec in specs]
             ref = run(serial, 1)[0]
             if not all(np.array_equal(ref[i], ref[i + 1]) for i in (0, 2)):
                 sys.exit("FAIL: the serial reference's recomputed mask differs")
+            ok &= check_dropout_values(specs, ref)
             # The MPI lowering first, then the rest: the dropout still draws
             # the mask of its global elements.
             for label, flags in [("dropout seed", "--dist-dropout-seed"),
@@ -458,11 +533,23 @@ def main():
                 ranks = run(amp(ctx, procs, infs), procs)
                 ok &= check_each(f"amp, inf on {infs} processes", ranks,
                                  lambda r: amp_expected(r, infs))
+            # A NaN is not finite either (a check for inf alone misses it),
+            # and NaN > 0 is false: found_inf must still say so.
+            for nans in (1, 2):
+                ranks = run(amp(ctx, procs, nans, np.nan), procs)
+                ok &= check_each(f"amp, NaN on {nans} processes", ranks,
+                                 lambda r: amp_expected(r, nans, np.nan))
         elif args.case == "collectives":
             ranks = run(collectives(ctx, procs), procs)
             expected = collectives_expected(procs)
             ok &= check_each("allreduce " + ", ".join(REDUCTIONS) + ", async and sync",
                              ranks, lambda r: expected)
+            if procs == 4:
+                ranks = run(collectives_groups(ctx), 4)
+                ok &= check_each("avg over mp, sum over dp, broadcasts from group "
+                                 "positions 1 and 0, on [2, 2] with process ids "
+                                 "[3, 1, 2, 0], sync and async", ranks,
+                                 lambda r: collectives_groups_expected(ctx, r))
     sys.exit(0 if ok and NATIVE_OK[0] else 1)
 
 
