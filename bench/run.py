@@ -11,6 +11,8 @@ For each size and program shape (one function, one function per layer):
                  dist-opt/mlir-opt default)
   pipeline-nv    the same with --verify-each=false (as a compiler embedding
                  the passes runs them); the output is still verified on parse
+  bytecode-*     the same program as bytecode, read and written as bytecode:
+                 its floor, the pipeline and the pipeline without verify-each
   mlir-opt       upstream mlir-opt --canonicalize on the generic form
                  (--allow-unregistered-dialect), and its own floor
   shard          sharding-propagation + shard-partition on the same layers
@@ -124,6 +126,11 @@ def main():
                 subprocess.run(gen + ["--dialect", "shard", "-o", shard], check=True)
                 subprocess.run([dist_opt, dist, "--mlir-print-op-generic", "-o", generic],
                                check=True)
+                bytecode = os.path.join(tmp, f"dist-{shape}-{size}.mlirbc")
+                # Not checked: a dist-opt that cannot write it fails the
+                # bytecode configurations, which are reported as such.
+                subprocess.run([dist_opt, dist, "--emit-bytecode", "-o", bytecode],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 out = os.path.join(tmp, "out.mlir")
                 configs = [("floor", [dist_opt, dist, "-o", out])]
                 configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
@@ -146,6 +153,14 @@ def main():
                                         "-o", out]),
                     ("mlir-opt-canonicalize", [mlir_opt, generic, "--allow-unregistered-dialect",
                                                "--canonicalize", "-o", out]),
+                    # The bytecode route, bytecode in and out, against its
+                    # own floor (read, verify, write).
+                    ("bytecode-floor", [dist_opt, bytecode, "--emit-bytecode", "-o", out]),
+                    ("bytecode-pipeline", [dist_opt, bytecode, "--dist-auto-parallel",
+                                           "--emit-bytecode", "-o", out]),
+                    ("bytecode-pipeline-nv", [dist_opt, bytecode, "--dist-auto-parallel",
+                                              "--verify-each=false", "--emit-bytecode",
+                                              "-o", out]),
                     ("shard-floor", [mlir_opt, shard, "-o", out]),
                     ("shard", [mlir_opt, shard, f"--pass-pipeline={SHARD_PIPELINE}", "-o", out]),
                 ]
@@ -201,6 +216,18 @@ def render(results):
                   fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
                   fmt(c.get("shard-floor")), fmt(c.get("shard"), c.get("shard-floor"))]
         lines.append("| " + " | ".join(cells) + " |")
+    # Bytecode in and out.
+    lines.append("")
+    lines.append("| shape | ops | bytecode floor (read, verify, write) | pipeline | "
+                 "pipeline, no verify-each | text floor |")
+    lines.append("|---|---|---|---|---|---|")
+    for row in results:
+        c = row["configs"]
+        bc = c.get("bytecode-floor")
+        lines.append("| " + " | ".join([row["shape"], str(row["ops"]), fmt(bc),
+                                       fmt(c.get("bytecode-pipeline"), bc),
+                                       fmt(c.get("bytecode-pipeline-nv"), bc),
+                                       fmt(c.get("floor"))]) + " |")
     # The passes' own wall time (--dist-pass-wall-time, no verify-each).
     lines.append("")
     lines.append("| shape | ops | " + " | ".join(f"{p} alone" for p in PASSES) +

@@ -3,7 +3,9 @@
 #include "dist/Support/InputLimits.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
@@ -74,10 +76,50 @@ namespace {
 /// uniqued, and a module shares most of them), without recursion.
 class AttrTypeDepth {
 public:
-  unsigned of(Attribute attr) { return of(attr.getAsOpaquePointer(), false); }
+  unsigned of(Attribute attr) {
+    // Most ops have a location of their own, a file position or a shallow
+    // wrapping of one (a rewrite's name, a fusion): measured on the spot,
+    // not remembered.
+    if (auto loc = dyn_cast_or_null<LocationAttr>(attr))
+      if (std::optional<unsigned> depth = shallowLocationDepth(loc, 8))
+        return *depth;
+    return of(attr.getAsOpaquePointer(), false);
+  }
   unsigned of(Type type) { return of(type.getAsOpaquePointer(), true); }
 
 private:
+  /// The depth of `loc` when it is at most `budget` deep and made of
+  /// locations only (whose sub-elements are names and locations).
+  static std::optional<unsigned> shallowLocationDepth(LocationAttr loc,
+                                                      unsigned budget) {
+    if (isa<FileLineColLoc, UnknownLoc>(loc))
+      return 1;
+    if (budget == 0 || !isa<NameLoc, FusedLoc, CallSiteLoc>(loc))
+      return std::nullopt;
+    unsigned deepest = 0;
+    bool shallow = true;
+    loc.walkImmediateSubElements(
+        [&](Attribute sub) {
+          if (!shallow)
+            return;
+          if (isa<StringAttr>(sub)) {
+            deepest = std::max(deepest, 1u);
+            return;
+          }
+          auto inner = dyn_cast<LocationAttr>(sub);
+          std::optional<unsigned> d =
+              inner ? shallowLocationDepth(inner, budget - 1) : std::nullopt;
+          if (!d)
+            shallow = false;
+          else
+            deepest = std::max(deepest, *d);
+        },
+        [&](Type) { shallow = false; });
+    if (!shallow)
+      return std::nullopt;
+    return deepest + 1;
+  }
+
   /// An attribute or a type, by its storage.
   struct Node {
     const void *ptr;
@@ -98,8 +140,16 @@ private:
   unsigned of(const void *ptr, bool isType) {
     if (!ptr)
       return 0;
-    if (auto it = depth.find(ptr); it != depth.end())
+    // A program repeats a few types and attributes: a direct-mapped cache
+    // in front of the map.
+    auto &recent = recentEntries[(reinterpret_cast<uintptr_t>(ptr) >> 4) %
+                                 std::size(recentEntries)];
+    if (recent.first == ptr)
+      return recent.second;
+    if (auto it = depth.find(ptr); it != depth.end()) {
+      recent = {ptr, it->second};
       return it->second;
+    }
     // Post-order over the not yet measured sub-elements. A node on the
     // stack has depth 0 in the map, so a cycle (a mutable type that names
     // itself) ends there.
@@ -128,6 +178,7 @@ private:
   }
 
   llvm::DenseMap<const void *, unsigned> depth;
+  std::pair<const void *, unsigned> recentEntries[256] = {};
 };
 } // namespace
 
@@ -156,6 +207,7 @@ static void dismantle(Operation *root) {
 
 LogicalResult dist::checkParsedNesting(Operation *root, unsigned limit) {
   AttrTypeDepth attrDepth;
+  NamedAttrList inherent;
   Location where = root->getLoc();
   std::string what;
   SmallVector<std::pair<Operation *, unsigned>> stack{{root, 0}};
@@ -170,9 +222,10 @@ LogicalResult dist::checkParsedNesting(Operation *root, unsigned limit) {
     // A location is an attribute too (call sites and fusions nest).
     unsigned deepest = attrDepth.of(op->getLoc());
     deepest = std::max(deepest, attrDepth.of(op->getRawDictionaryAttrs()));
-    for (StringAttr name : op->getName().getAttributeNames())
-      if (std::optional<Attribute> attr = op->getInherentAttr(name))
-        deepest = std::max(deepest, attrDepth.of(*attr));
+    inherent.clear();
+    op->getName().populateInherentAttrs(op, inherent);
+    for (NamedAttribute attr : inherent)
+      deepest = std::max(deepest, attrDepth.of(attr.getValue()));
     for (Type type : op->getResultTypes())
       deepest = std::max(deepest, attrDepth.of(type));
     for (Region &region : op->getRegions())

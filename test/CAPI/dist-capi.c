@@ -428,7 +428,7 @@ static MlirModule parseStep(MlirContext ctx) {
 // CHECK: run pipeline: 1 split: 1
 // CHECK: diagnostic: unknown overlap report format 'xml'; expected table or json
 // CHECK: failing pass: 0
-// CHECK: diagnostic: MLIR Textual PassPipeline Parser:1:1: error: 'bogus-pass' does not refer to a registered pass or pass pipeline
+// CHECK: diagnostic: invalid pass pipeline 'bogus-pass': MLIR Textual PassPipeline Parser:1:1: error: 'bogus-pass' does not refer to a registered pass or pass pipeline
 // CHECK: bad pipeline: 0
 static void collectToBuffer(MlirStringRef text, void *userData) {
   char *buffer = (char *)userData;

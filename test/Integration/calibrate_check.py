@@ -66,8 +66,9 @@ def check_report(source):
 def check_fit(model):
     """The fitted line goes through the smallest and the largest message's
     medians (dist-run fits those two) and near the others: within a factor
-    of four (a machine's caches bend the line; a fit in the wrong unit or
-    with the terms swapped is off by orders of magnitude)."""
+    of ten (a machine's caches bend the line, and a loaded one is noisy; a
+    fit in the wrong unit or with the terms swapped is off by orders of
+    magnitude)."""
     for kind in ("allreduce", "broadcast"):
         for link in model[kind]:
             points = sorted((p["bytes"], p["median-us"]) for p in model["measured-on"]["points"]
@@ -80,7 +81,7 @@ def check_fit(model):
                                  or (i == 0 and link["latency-us"] == 0)):
                     fail(f"{kind} in groups of {link['group-size']}: the fit predicts "
                          f"{predicted:.2f} us for {size} bytes, measured {median} us")
-                if not 0.25 <= predicted / median <= 4.0:
+                if not 0.1 <= predicted / median <= 10.0:
                     fail(f"{kind} in groups of {link['group-size']}: the fit predicts "
                          f"{predicted:.1f} us for {size} bytes, measured {median} us")
 

@@ -448,7 +448,8 @@ def run(module, procs, flags=""):
     if NATIVE:
         native = flat(run_native(module, procs, flags))
         same = len(native) == len(ranks) and all(
-            len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+            len(a) == len(b) and all(np.array_equal(x, y, equal_nan=True)
+                                     for x, y in zip(a, b))
             for a, b in zip(ranks, native))
         print(f"{'ok' if same else 'FAILED'}: native executable prints what the JIT "
               f"prints ({procs} processes{', ' + flags if flags else ''})")

@@ -3,11 +3,15 @@
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/SignatureCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <array>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -38,6 +42,7 @@ void DistDialect::initialize() {
 #include "dist/Dialect/Dist/IR/DistOps.cpp.inc"
       >();
   addInterfaces<DistOpAsmDialectInterface>();
+  signatureCache = std::make_unique<SignatureCache>();
   promiseDistributionRules(getContext());
 }
 
@@ -79,9 +84,10 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
   struct Rule {
     StringRef name;
     bool isString;
-    SmallVector<MarkerPlace, 2> places;
+    std::array<std::optional<MarkerPlace>, 2> places;
   };
-  const Rule rules[] = {
+  // Built once: the verifier asks for every marker of every function.
+  static const Rule rules[] = {
       {DistDialect::kParamAttrName,
        true,
        {MarkerPlace::Argument, MarkerPlace::Result}},
@@ -97,9 +103,12 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
     return emit() << "unknown dist attribute '" << name << "'";
   if (!llvm::is_contained(rule->places, place)) {
     InFlightDiagnostic diag = emit() << "'" << name << "' marks ";
+    SmallVector<MarkerPlace, 2> places;
+    for (std::optional<MarkerPlace> p : rule->places)
+      if (p)
+        places.push_back(*p);
     llvm::interleave(
-        rule->places, diag, [&](MarkerPlace p) { diag << describe(p); },
-        " or ");
+        places, diag, [&](MarkerPlace p) { diag << describe(p); }, " or ");
     return diag << ", not " << describe(place);
   }
   if (rule->isString) {

@@ -3,6 +3,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/IR/SignatureCache.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -134,7 +135,7 @@ static LogicalResult verifyCollectiveTypes(CollectiveOpInterface op) {
       failed(verifyOnMesh(operation, inDist, op.getMesh(), "operand")) ||
       failed(verifyOnMesh(operation, outDist, op.getMesh(), "result")))
     return failure();
-  return verifyAsync(op);
+  return success();
 }
 
 /// Collectives that only move data leave the distribution as it is.
@@ -157,7 +158,17 @@ static LogicalResult verifyOneElement(Operation *op, RankedTensorType type,
 // Collectives
 //===----------------------------------------------------------------------===//
 
+// Each verifier checks what only the op's types and attributes decide once
+// per signature (checkOncePerSignature), and what its uses decide (a
+// future's wait) every time.
+
 LogicalResult AllReduceOp::verify() {
+  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
+    return failure();
+  return verifyAsync(*this);
+}
+
+LogicalResult AllReduceOp::verifySignature() {
   if (failed(verifyCollectiveTypes(*this)))
     return failure();
   TensorDistAttr inDist = getTensorDist(getInput().getType());
@@ -188,6 +199,12 @@ LogicalResult AllReduceOp::verify() {
 }
 
 LogicalResult BroadcastOp::verify() {
+  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
+    return failure();
+  return verifyAsync(*this);
+}
+
+LogicalResult BroadcastOp::verifySignature() {
   if (failed(verifyCollectiveTypes(*this)) ||
       failed(verifyDistUnchanged(*this)))
     return failure();
@@ -210,9 +227,13 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult CIdentityOp::verify() {
-  if (failed(verifyCollectiveTypes(*this)))
+  if (failed(checkOncePerSignature(*this, [&] {
+        if (failed(verifyCollectiveTypes(*this)))
+          return failure();
+        return verifyDistUnchanged(*this);
+      })))
     return failure();
-  return verifyDistUnchanged(*this);
+  return verifyAsync(*this);
 }
 
 LogicalResult WaitOp::verify() {
@@ -301,6 +322,10 @@ static LogicalResult verifyWeightGrad(Operation *op, Type weightType,
 }
 
 LogicalResult EmbeddingOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult EmbeddingOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getResult().getType(),
                                  "result")))
@@ -309,6 +334,10 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 LogicalResult CEmbeddingOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult CEmbeddingOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getResult().getType(),
                                  "result")))
@@ -317,6 +346,10 @@ LogicalResult CEmbeddingOp::verify() {
 }
 
 LogicalResult EmbeddingGradOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult EmbeddingGradOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getOutGrad().getType(),
                                  "out_grad")))
@@ -328,6 +361,10 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult CEmbeddingGradOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult CEmbeddingGradOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getOutGrad().getType(),
                                  "out_grad")))
@@ -393,6 +430,10 @@ static LogicalResult verifySameElementType(Operation *op, ValueRange values) {
 }
 
 LogicalResult MatmulOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult MatmulOp::verifySignature() {
   FailureOr<SmallVector<int64_t>> shape =
       inferMatmulShape(*this, getX().getType(), getY().getType(),
                        getTransposeX(), getTransposeY());
@@ -408,6 +449,10 @@ LogicalResult MatmulOp::verify() {
 }
 
 LogicalResult MatmulGradOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult MatmulGradOp::verifySignature() {
   FailureOr<SmallVector<int64_t>> shape =
       inferMatmulShape(*this, getX().getType(), getY().getType(),
                        getTransposeX(), getTransposeY());
@@ -434,6 +479,10 @@ LogicalResult MatmulGradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult DropoutOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult DropoutOp::verifySignature() {
   float prob = getProb().convertToFloat();
   if (!(prob >= 0.0f && prob < 1.0f))
     return emitOpError("prob must be in [0, 1), got ") << prob;
@@ -451,13 +500,20 @@ LogicalResult DropoutOp::verify() {
   return rules::verifyDistributionRule(*this);
 }
 
-LogicalResult ScaleOp::verify() { return rules::verifyDistributionRule(*this); }
+LogicalResult ScaleOp::verify() {
+  return checkOncePerSignature(
+      *this, [&] { return rules::verifyDistributionRule(*this); });
+}
 
 //===----------------------------------------------------------------------===//
 // CheckFiniteAndUnscaleOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult CheckFiniteAndUnscaleOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult CheckFiniteAndUnscaleOp::verifySignature() {
   if (getOutputs().size() != getGrads().size())
     return emitOpError("expects one output per gradient, got ")
            << getOutputs().size() << " outputs for " << getGrads().size()

@@ -26,7 +26,7 @@ template <typename OpTy, Linearity L>
 struct ElementwiseModel
     : public DistributionRuleInterface::ExternalModel<ElementwiseModel<OpTy, L>,
                                                       OpTy> {
-  FailureOr<SmallVector<TensorDistAttr>>
+  FailureOr<SmallVector<Dist>>
   inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
     SmallVector<Type> types(op->getOperandTypes());
     llvm::append_range(types, op->getResultTypes());
@@ -34,11 +34,11 @@ struct ElementwiseModel
     if (failed(mesh))
       return failure();
     // Scalar operands (a select's i1 on tensors) are the same everywhere.
-    FailureOr<TensorDistAttr> r =
+    FailureOr<Dist> r =
         inferElementwise(*mesh, op->getOperandTypes(), L, whyNot);
     if (failed(r))
       return failure();
-    return SmallVector<TensorDistAttr>(op->getNumResults(), *r);
+    return SmallVector<Dist>(op->getNumResults(), *r);
   }
 };
 
@@ -49,7 +49,7 @@ template <typename OpTy>
 struct ReshapeModel
     : public DistributionRuleInterface::ExternalModel<ReshapeModel<OpTy>,
                                                       OpTy> {
-  FailureOr<SmallVector<TensorDistAttr>>
+  FailureOr<SmallVector<Dist>>
   inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
     auto reshape = cast<OpTy>(op);
     SmallVector<Type> types{op->getOperandTypes()};
@@ -80,10 +80,9 @@ struct ReshapeModel
         for (auto [i, resultDim] : llvm::enumerate(group))
           out.dims.push_back(i == 0 ? src.dims[dim] : -1);
     }
-    FailureOr<TensorDistAttr> r = out.toAttr(whyNot);
-    if (failed(r))
+    if (failed(out.verify(whyNot)))
       return failure();
-    return SmallVector<TensorDistAttr>{*r};
+    return SmallVector<Dist>{std::move(out)};
   }
 };
 

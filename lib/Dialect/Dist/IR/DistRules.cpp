@@ -2,6 +2,7 @@
 
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/SignatureCache.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -42,10 +43,7 @@ std::string rules::axisName(MeshAttr mesh, int64_t axis) {
   return s;
 }
 
-FailureOr<TensorDistAttr> Dist::toAttr(raw_ostream &whyNot) const {
-  // Nothing is distributed: no encoding.
-  if (!mesh)
-    return TensorDistAttr();
+LogicalResult Dist::verify(raw_ostream &whyNot) const {
   for (auto [i, a] : llvm::enumerate(dims)) {
     if (a < 0)
       continue;
@@ -61,9 +59,23 @@ FailureOr<TensorDistAttr> Dist::toAttr(raw_ostream &whyNot) const {
       return failure();
     }
   }
+  return success();
+}
+
+TensorDistAttr Dist::toAttr() const {
+  // Nothing is distributed: no encoding.
+  if (!mesh)
+    return TensorDistAttr();
   SmallVector<std::pair<int64_t, ReductionKind>> sorted(partial);
   llvm::sort(sorted, llvm::less_first());
   return TensorDistAttr::get(mesh, dims, sorted);
+}
+
+/// `d` if it verifies, else failure (and why).
+static FailureOr<Dist> verified(Dist d, raw_ostream &whyNot) {
+  if (failed(d.verify(whyNot)))
+    return failure();
+  return d;
 }
 
 FailureOr<MeshAttr> rules::commonMesh(TypeRange types, raw_ostream &whyNot) {
@@ -90,9 +102,10 @@ static bool isLinearKind(ReductionKind kind) {
 // Engines
 //===----------------------------------------------------------------------===//
 
-FailureOr<TensorDistAttr>
-rules::inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
-                        ArrayRef<unsigned> resultLoops, raw_ostream &whyNot) {
+FailureOr<Dist> rules::inferContraction(MeshAttr mesh,
+                                        ArrayRef<ContractionOperand> operands,
+                                        ArrayRef<unsigned> resultLoops,
+                                        raw_ostream &whyNot) {
   unsigned numLoops = 0;
   for (const ContractionOperand &o : operands)
     for (unsigned l : o.loops)
@@ -161,13 +174,12 @@ rules::inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
   }
   for (unsigned loop : resultLoops)
     result.dims.push_back(loopAxis[loop]);
-  return result.toAttr(whyNot);
+  return verified(std::move(result), whyNot);
 }
 
-FailureOr<TensorDistAttr> rules::inferElementwise(MeshAttr mesh,
-                                                  TypeRange operands,
-                                                  Linearity linearity,
-                                                  raw_ostream &whyNot) {
+FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
+                                        Linearity linearity,
+                                        raw_ostream &whyNot) {
   Dist result;
   result.mesh = mesh;
   bool first = true;
@@ -264,75 +276,84 @@ FailureOr<TensorDistAttr> rules::inferElementwise(MeshAttr mesh,
     }
     result.partial.emplace_back(axis, kind);
   }
-  return result.toAttr(whyNot);
+  return verified(std::move(result), whyNot);
 }
 
 //===----------------------------------------------------------------------===//
 // The check
 //===----------------------------------------------------------------------===//
 
-/// The partial axes of `d` that matter: a partial value over an axis of
-/// size 1 is already complete.
-static SmallVector<std::pair<int64_t, ReductionKind>>
-livePartials(TensorDistAttr d) {
-  SmallVector<std::pair<int64_t, ReductionKind>> out;
-  if (d)
-    for (auto [axis, kind] : d.getPartials())
-      if (d.getMesh().getAxisSize(axis) > 1)
-        out.emplace_back(axis, kind);
-  return out;
+/// Whether `axis` of `mesh` has more than one process: a partial value over
+/// an axis of size 1 is already complete.
+static bool isLive(MeshAttr mesh, int64_t axis) {
+  return mesh && mesh.getAxisSize(axis) > 1;
+}
+
+static std::optional<ReductionKind>
+kindIn(ArrayRef<std::pair<int64_t, ReductionKind>> partials, int64_t axis) {
+  for (auto [a, k] : partials)
+    if (a == axis)
+      return k;
+  return std::nullopt;
 }
 
 /// Whether `declared` (maybe no encoding) holds what `inferred` says: equal
 /// distributions, or extra max/min partial axes on which the value is not
 /// split (reducing equal values with max or min is the identity). Partial
-/// axes of size 1 do not count.
-static bool holds(TensorDistAttr declared, TensorDistAttr inferred) {
-  auto dimsOf = [](TensorDistAttr d, size_t rank) {
-    return d ? SmallVector<int64_t>(d.getDimsMapping())
-             : SmallVector<int64_t>(rank, -1);
-  };
-  size_t rank = declared ? declared.getDimsMapping().size()
-                         : inferred.getDimsMapping().size();
-  if (dimsOf(declared, rank) != dimsOf(inferred, rank))
-    return false;
-  if (declared && inferred && declared.getMesh() != inferred.getMesh() &&
-      (declared.isPartial() || llvm::any_of(declared.getDimsMapping(),
-                                            [](int64_t a) { return a >= 0; })))
-    return false;
-  auto kindIn = [](const SmallVector<std::pair<int64_t, ReductionKind>> &ps,
-                   int64_t axis) -> std::optional<ReductionKind> {
-    for (auto [a, k] : ps)
-      if (a == axis)
-        return k;
-    return std::nullopt;
-  };
-  auto declaredPartials = livePartials(declared);
-  auto inferredPartials = livePartials(inferred);
-  for (auto [axis, kind] : inferredPartials)
-    if (kindIn(declaredPartials, axis) != kind)
+/// axes of size 1 do not count. No attribute is made: this runs for every
+/// dist op each time the IR is verified.
+static bool holds(TensorDistAttr declared, const Dist &inferred, size_t rank) {
+  ArrayRef<int64_t> declaredDims =
+      declared ? declared.getDimsMapping() : ArrayRef<int64_t>();
+  ArrayRef<int64_t> inferredDims =
+      inferred.mesh ? ArrayRef<int64_t>(inferred.dims) : ArrayRef<int64_t>();
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t a = d < declaredDims.size() ? declaredDims[d] : -1;
+    int64_t b = d < inferredDims.size() ? inferredDims[d] : -1;
+    if (a != b)
       return false;
-  for (auto [axis, kind] : declaredPartials)
-    if (!kindIn(inferredPartials, axis) && kind != ReductionKind::Max &&
-        kind != ReductionKind::Min)
+  }
+  if (declared && inferred.mesh && declared.getMesh() != inferred.mesh &&
+      (declared.isPartial() ||
+       llvm::any_of(declaredDims, [](int64_t a) { return a >= 0; })))
+    return false;
+  ArrayRef<std::pair<int64_t, ReductionKind>> declaredPartials =
+      declared ? declared.getPartials()
+               : ArrayRef<std::pair<int64_t, ReductionKind>>();
+  MeshAttr declaredMesh = declared ? declared.getMesh() : MeshAttr();
+  if (inferred.mesh)
+    for (auto [axis, kind] : inferred.partial)
+      if (isLive(inferred.mesh, axis) && kindIn(declaredPartials, axis) != kind)
+        return false;
+  for (auto [axis, kind] : declaredPartials) {
+    if (!isLive(declaredMesh, axis))
+      continue;
+    bool inInferred = inferred.mesh && isLive(inferred.mesh, axis) &&
+                      kindIn(inferred.partial, axis);
+    if (!inInferred && kind != ReductionKind::Max && kind != ReductionKind::Min)
       return false;
+  }
   return true;
 }
 
 /// What would make `declared` hold `inferred`, if it is a reduction.
 static void suggestFix(InFlightDiagnostic &diag, TensorDistAttr declared,
-                       TensorDistAttr inferred) {
-  if (!inferred)
+                       const Dist &inferred) {
+  if (!inferred.mesh)
     return;
   SmallVector<int64_t> axes;
   std::optional<ReductionKind> kind;
-  for (auto [axis, k] : livePartials(inferred))
-    if (!declared || !declared.getPartialKind(axis)) {
-      if (kind && *kind != k)
-        return;
-      kind = k;
-      axes.push_back(axis);
-    }
+  SmallVector<std::pair<int64_t, ReductionKind>> sorted(inferred.partial);
+  llvm::sort(sorted, llvm::less_first());
+  for (auto [axis, k] : sorted) {
+    if (!isLive(inferred.mesh, axis) ||
+        (declared && declared.getPartialKind(axis)))
+      continue;
+    if (kind && *kind != k)
+      return;
+    kind = k;
+    axes.push_back(axis);
+  }
   if (axes.empty()) {
     diag << ": the dims mapping differs (declare it as computed, or "
             "redistribute)";
@@ -340,12 +361,13 @@ static void suggestFix(InFlightDiagnostic &diag, TensorDistAttr declared,
   }
   diag << ": partial over ";
   llvm::interleave(
-      axes, diag, [&](int64_t a) { diag << axisName(inferred.getMesh(), a); },
-      ", ");
+      axes, diag, [&](int64_t a) { diag << axisName(inferred.mesh, a); }, ", ");
   diag << ": insert dist.allreduce ... axes = [";
   llvm::interleaveComma(axes, diag);
   diag << "] reduce = " << stringifyReductionKind(*kind);
 }
+
+static LogicalResult checkRule(Operation *op, DistributionRuleInterface rule);
 
 LogicalResult rules::verifyDistributionRule(Operation *op) {
   auto rule = dyn_cast<DistributionRuleInterface>(op);
@@ -355,18 +377,36 @@ LogicalResult rules::verifyDistributionRule(Operation *op) {
   if (llvm::none_of(op->getOperandTypes(), encoded) &&
       llvm::none_of(op->getResultTypes(), encoded))
     return success();
+  // The rule reads the types and the attributes the op names.
+  auto *dialect = op->getContext()->getLoadedDialect<DistDialect>();
+  if (!dialect)
+    return checkRule(op, rule);
+  SmallVector<const void *, 16> key = opSignature(
+      op, SignatureKind::DistributionRule, /*withProperties=*/false);
+  rule.appendRuleAttributes(key);
+  SignatureCache &cache = dialect->getSignatureCache();
+  if (cache.contains(key))
+    return success();
+  if (failed(checkRule(op, rule)))
+    return failure();
+  cache.insert(key);
+  return success();
+}
+
+/// verifyDistributionRule without the cache.
+static LogicalResult checkRule(Operation *op, DistributionRuleInterface rule) {
   std::string why;
   llvm::raw_string_ostream os(why);
-  FailureOr<SmallVector<TensorDistAttr>> inferred =
-      rule.inferResultDistributions(os);
+  FailureOr<SmallVector<Dist>> inferred = rule.inferResultDistributions(os);
   if (failed(inferred))
     return op->emitOpError("has no correct distribution: ") << why;
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
     TensorDistAttr declared = getTensorDist(result.getType());
-    TensorDistAttr computed = (*inferred)[i];
-    if (!isa<RankedTensorType>(result.getType()) || (!declared && !computed))
+    const Dist &computed = (*inferred)[i];
+    if (!type || (!declared && !computed.mesh))
       continue;
-    if (holds(declared, computed))
+    if (holds(declared, computed, type.getRank()))
       continue;
     InFlightDiagnostic diag = op->emitOpError("result #")
                               << i << " is declared ";
@@ -375,14 +415,30 @@ LogicalResult rules::verifyDistributionRule(Operation *op) {
     else
       diag << "without a distribution (replicated)";
     diag << " but computes ";
-    if (computed)
-      diag << computed;
+    if (computed.mesh)
+      diag << computed.toAttr();
     else
       diag << "a replicated value";
     suggestFix(diag, declared, computed);
     return failure();
   }
   return success();
+}
+
+FailureOr<SmallVector<TensorDistAttr>>
+rules::inferResultAttrs(Operation *op, raw_ostream &whyNot) {
+  auto rule = dyn_cast<DistributionRuleInterface>(op);
+  if (!rule) {
+    whyNot << "'" << op->getName() << "' has no distribution rule";
+    return failure();
+  }
+  FailureOr<SmallVector<Dist>> inferred = rule.inferResultDistributions(whyNot);
+  if (failed(inferred))
+    return failure();
+  SmallVector<TensorDistAttr> attrs;
+  for (const Dist &d : *inferred)
+    attrs.push_back(d.toAttr());
+  return attrs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -422,7 +478,26 @@ static MatmulLoops matmulLoops(unsigned xRank, unsigned yRank, unsigned outRank,
   return loops;
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+// The rules of the dist ops read their types only, but for a matmul's
+// transposes.
+void MatmulOp::appendRuleAttributes(SmallVectorImpl<const void *> &key) {
+  key.push_back(reinterpret_cast<const void *>(
+      uintptr_t(getTransposeX()) | uintptr_t(getTransposeY()) << 1));
+}
+void MatmulGradOp::appendRuleAttributes(SmallVectorImpl<const void *> &key) {
+  key.push_back(reinterpret_cast<const void *>(
+      uintptr_t(getTransposeX()) | uintptr_t(getTransposeY()) << 1));
+}
+void EmbeddingOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void EmbeddingGradOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void CEmbeddingOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void CEmbeddingGradOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void DropoutOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void ScaleOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void CheckFiniteAndUnscaleOp::appendRuleAttributes(
+    SmallVectorImpl<const void *> &) {}
+
+FailureOr<SmallVector<Dist>>
 MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
   if (failed(mesh))
@@ -430,15 +505,15 @@ MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
   MatmulLoops loops = matmulLoops(
       getX().getType().getRank(), getY().getType().getRank(),
       getResult().getType().getRank(), getTransposeX(), getTransposeY());
-  FailureOr<TensorDistAttr> r = inferContraction(
+  FailureOr<Dist> r = inferContraction(
       *mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
       loops.out, whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
   if (failed(mesh))
@@ -450,21 +525,21 @@ MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // out_grad over what y lacks (k, and batch dims a 2-D y broadcast over).
   std::string dxWhy, dyWhy;
   llvm::raw_string_ostream dxOs(dxWhy), dyOs(dyWhy);
-  FailureOr<TensorDistAttr> dx = inferContraction(
+  FailureOr<Dist> dx = inferContraction(
       *mesh, {{getOutGrad().getType(), loops.out}, {getY().getType(), loops.y}},
       loops.x, dxOs);
   if (failed(dx)) {
     whyNot << "x_grad: " << dxWhy;
     return failure();
   }
-  FailureOr<TensorDistAttr> dy = inferContraction(
+  FailureOr<Dist> dy = inferContraction(
       *mesh, {{getX().getType(), loops.x}, {getOutGrad().getType(), loops.out}},
       loops.y, dyOs);
   if (failed(dy)) {
     whyNot << "y_grad: " << dyWhy;
     return failure();
   }
-  return SmallVector<TensorDistAttr>{*dx, *dy};
+  return SmallVector<Dist>{std::move(*dx), std::move(*dy)};
 }
 
 /// The rows an embedding looks up: the ids' dims, then the table's column
@@ -505,7 +580,7 @@ static LogicalResult checkOutGrad(MeshAttr mesh, const Dist &rows, Type outGrad,
   return success();
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical lookup of the whole table: a row-split table adds no
   // partial axis (--dist-parallel-embedding inserts that communication).
@@ -516,13 +591,13 @@ EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
       lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
   if (failed(rows))
     return failure();
-  FailureOr<TensorDistAttr> r = rows->toAttr(whyNot);
+  FailureOr<Dist> r = verified(std::move(*rows), whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // One row shard: ids of other shards give zero rows, so the result is a
   // partial sum over the axis that splits the rows.
@@ -542,13 +617,13 @@ CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
     }
     rows->partial.emplace_back(rowAxis, ReductionKind::Sum);
   }
-  FailureOr<TensorDistAttr> r = rows->toAttr(whyNot);
+  FailureOr<Dist> r = verified(std::move(*rows), whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
   // distributed as the table (the lowering adds the reduction).
@@ -562,13 +637,13 @@ EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
     return failure();
   Dist grad = Dist::of(getWeight().getType(), *mesh);
   grad.partial = Dist::of(getOutGrad().getType(), *mesh).partial;
-  FailureOr<TensorDistAttr> r = grad.toAttr(whyNot);
+  FailureOr<Dist> r = verified(std::move(grad), whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
@@ -586,28 +661,27 @@ CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   for (int64_t axis : Dist::of(getIds().getType(), *mesh).dims)
     if (axis >= 0 && !grad.partialKind(axis))
       grad.partial.emplace_back(axis, ReductionKind::Sum);
-  FailureOr<TensorDistAttr> r = grad.toAttr(whyNot);
+  FailureOr<Dist> r = verified(std::move(grad), whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
 /// A one-result elementwise rule over the op's tensor operands.
-static FailureOr<SmallVector<TensorDistAttr>> elementwise(Operation *op,
-                                                          TypeRange operands,
-                                                          Linearity linearity,
-                                                          raw_ostream &whyNot) {
+static FailureOr<SmallVector<Dist>> elementwise(Operation *op,
+                                                TypeRange operands,
+                                                Linearity linearity,
+                                                raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = meshOf(op, whyNot);
   if (failed(mesh))
     return failure();
-  FailureOr<TensorDistAttr> r =
-      inferElementwise(*mesh, operands, linearity, whyNot);
+  FailureOr<Dist> r = inferElementwise(*mesh, operands, linearity, whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<TensorDistAttr>{*r};
+  return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 DropoutOp::inferResultDistributions(raw_ostream &whyNot) {
   // The mask depends on the global index only, so every process that holds
   // a part of an element scales it alike: linear.
@@ -615,13 +689,13 @@ DropoutOp::inferResultDistributions(raw_ostream &whyNot) {
                      whyNot);
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 ScaleOp::inferResultDistributions(raw_ostream &whyNot) {
   return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
                      whyNot);
 }
 
-FailureOr<SmallVector<TensorDistAttr>>
+FailureOr<SmallVector<Dist>>
 CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
   // Unscaling is linear; found_inf is what this process saw, so it is a
   // partial max over every axis along which the gradients differ between
@@ -629,16 +703,16 @@ CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
   if (failed(mesh))
     return failure();
-  SmallVector<TensorDistAttr> results;
+  SmallVector<Dist> results;
   Dist flag;
   flag.mesh = *mesh;
   flag.dims.push_back(-1);
   for (Value grad : getGrads()) {
-    FailureOr<TensorDistAttr> r = inferElementwise(
-        *mesh, TypeRange(grad.getType()), Linearity::Linear, whyNot);
+    FailureOr<Dist> r = inferElementwise(*mesh, TypeRange(grad.getType()),
+                                         Linearity::Linear, whyNot);
     if (failed(r))
       return failure();
-    results.push_back(*r);
+    results.push_back(std::move(*r));
     Dist d = Dist::of(grad.getType(), *mesh);
     SmallVector<int64_t> differing(d.dims);
     for (auto [axis, kind] : d.partial)
@@ -648,12 +722,12 @@ CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
         flag.partial.emplace_back(axis, ReductionKind::Max);
   }
   if (!*mesh) {
-    results.push_back(TensorDistAttr());
+    results.push_back(Dist());
     return results;
   }
-  FailureOr<TensorDistAttr> f = flag.toAttr(whyNot);
+  FailureOr<Dist> f = verified(std::move(flag), whyNot);
   if (failed(f))
     return failure();
-  results.push_back(*f);
+  results.push_back(std::move(*f));
   return results;
 }

@@ -142,7 +142,7 @@ static void lowerBackward(OpBuilder &b, EmbeddingGradOp op,
   std::string unused;
   llvm::raw_string_ostream os(unused);
   // analyzeTable accepted the lookup, and the logical op verified.
-  TensorDistAttr localDist = (*local.inferResultDistributions(os))[0];
+  TensorDistAttr localDist = (*rules::inferResultAttrs(local, os))[0];
   SmallVector<int64_t> trivial;
   for (int64_t axis : localDist.getPartialAxes())
     if (split.mesh.getAxisSize(axis) == 1)

@@ -61,6 +61,16 @@ def Dist_Dialect : Dialect {
     void registerAttributes();
     void registerTypes();
 
+    /// The checks that succeeded, by op signature (SignatureCache.h).
+    ::mlir::dist::SignatureCache &getSignatureCache() {
+      return *signatureCache;
+    }
+
+  private:
+    std::unique_ptr<::mlir::dist::SignatureCache> signatureCache;
+
+  public:
+
     /// `{dist.param = "w"}` on a function argument: the parameter `w`. On a
     /// result of the `dist.startup` function: `w` initialised.
     static constexpr ::llvm::StringLiteral kParamAttrName = "dist.param";

@@ -5,6 +5,12 @@
 
 #include "mlir/IR/Dialect.h"
 
+#include <memory>
+
+namespace mlir::dist {
+class SignatureCache;
+} // namespace mlir::dist
+
 #include "dist/Dialect/Dist/IR/DistDialect.h.inc"
 
 #endif // DIST_DIALECT_DIST_IR_DISTDIALECT_H

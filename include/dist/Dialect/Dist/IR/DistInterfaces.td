@@ -60,11 +60,29 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
   }];
   let methods = [
     InterfaceMethod<[{
-        The distribution of each result (null for a result that is not a
-        ranked tensor), or failure with the reason written to `whyNot`.
+        The distribution of each result (one without a mesh for a result
+        that is not a ranked tensor, or when nothing is distributed), or
+        failure with the reason written to `whyNot`. `rules::Dist` rather
+        than attributes: the verifier asks after every pass, and comparing
+        needs no uniquing (`rules::inferResultAttrs` gives attributes).
       }],
-      "::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::TensorDistAttr>>",
+      "::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::rules::Dist>>",
       "inferResultDistributions", (ins "::llvm::raw_ostream &":$whyNot)>,
+    InterfaceMethod<[{
+        Appends the attributes the rule reads besides the operand and result
+        types (a matmul's transposes), as opaque pointers: the key under
+        which a successful check is remembered (`rules::RuleCheckCache`).
+        By default every inherent attribute.
+      }],
+      "void", "appendRuleAttributes",
+      (ins "::llvm::SmallVectorImpl<const void *> &":$key), [{}], [{
+        for (::mlir::StringAttr name :
+             $_op->getName().getAttributeNames()) {
+          std::optional<::mlir::Attribute> value =
+              $_op->getInherentAttr(name.getValue());
+          key.push_back(value ? value->getAsOpaquePointer() : nullptr);
+        }
+      }]>,
   ];
 }
 

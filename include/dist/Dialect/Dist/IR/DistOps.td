@@ -65,6 +65,11 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
     `reduce` `=` $kind (`stream` `=` $stream^)? attr-dict
     `:` type($input) `->` type($result)
   }];
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast"> {
@@ -94,6 +99,11 @@ def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast"> {
   let assemblyFormat = commonArgsFormat # [{
     `root` `=` $root (`stream` `=` $stream^)? attr-dict
     `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
   }];
 }
 
@@ -193,7 +203,7 @@ def Dist_SeedOp : Dist_Op<"seed"> {
 //===----------------------------------------------------------------------===//
 
 def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Embedding lookup into one shard of a row-split table";
   let description = [{
     Looks up `ids` in the local rows `[start_index, start_index + rows)` of a
@@ -218,10 +228,15 @@ def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
     `:` type($ids) `,` type($weight) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradient of a sharded embedding lookup";
   let description = [{
     Accumulates the rows of `out_grad` into a zero tensor shaped like the
@@ -246,6 +261,11 @@ def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
     `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -253,7 +273,7 @@ def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Batched matrix product with optional transposes";
   let description = [{
     Paddle's `matmul_v2`: `result = op(x) * op(y)` over the last two
@@ -278,10 +298,15 @@ def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
     attr-dict `:` type($x) `,` type($y) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradients of dist.matmul with respect to both operands";
   let description = [{
     Paddle's `matmul_v2_grad`: given the forward operands and `out_grad`
@@ -311,10 +336,15 @@ def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
     `->` type($x_grad) `,` type($y_grad)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Embedding lookup (logical, before vocab-parallel lowering)";
   let description = [{
     `result[i..., :] = weight[ids[i...], :]`. When the weight's rows are
@@ -336,10 +366,15 @@ def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
     $ids `,` $weight attr-dict `:` type($ids) `,` type($weight) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradient of dist.embedding with respect to the table";
   let description = [{
     Scatter-adds the rows of `out_grad` into a zero tensor shaped like
@@ -362,13 +397,18 @@ def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
     `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 // Dropout draws random numbers (from its seed operand, or from a run-time
 // seed), so it carries no Pure trait: CSE must not merge two dropouts.
 def Dist_DropoutOp : Dist_Op<"dropout",
     [AllTypesMatch<["input", "result"]>,
-     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Randomly zero elements with probability `prob`";
   let description = [{
     Paddle's `dropout` (upscale-in-train): each element is zeroed with
@@ -411,10 +451,15 @@ def Dist_DropoutOp : Dist_Op<"dropout",
     `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Multiply every element by a constant";
   let description = [{
     Paddle's `scale` (with zero bias): used for example to average a gradient
@@ -434,7 +479,7 @@ def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType,
 }
 
 def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure,
-    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface>]> {
+    DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "AMP: unscale gradients and detect infinities or NaNs";
   let description = [{
     Divides every gradient by the loss `scale` and sets `found_inf` when any
@@ -460,6 +505,11 @@ def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure,
     $grads `scale` $scale attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
 }
 
 #endif // DIST_DIALECT_DIST_IR_DISTOPS_TD

@@ -20,9 +20,11 @@ namespace mlir {
 namespace dist {
 namespace rules {
 
-/// A distribution while a rule builds it: per dim the mesh axis or -1, and
-/// the partial axes with their kinds. Unlike TensorDistAttr it may be
-/// invalid; `toAttr` checks it.
+/// A distribution as rules compute it: per dim the mesh axis or -1, and the
+/// partial axes with their kinds; no mesh means "no encoding" (nothing
+/// distributed). Rules work on this rather than on TensorDistAttr so that
+/// checking an op (which the verifier does after every pass) never uniques
+/// an attribute; `toAttr` makes one when a pass or a diagnostic needs it.
 struct Dist {
   MeshAttr mesh;
   SmallVector<int64_t> dims;
@@ -31,9 +33,12 @@ struct Dist {
   /// The encoding of `type`; replicated on `mesh` when it has none.
   static Dist of(Type type, MeshAttr mesh);
   std::optional<ReductionKind> partialKind(int64_t axis) const;
-  /// The attribute, or failure (and why) when a mesh axis splits two dims
-  /// or both splits a dim and is partial.
-  FailureOr<TensorDistAttr> toAttr(raw_ostream &whyNot) const;
+  /// Failure (and why) when a mesh axis splits two dims or both splits a
+  /// dim and is partial.
+  LogicalResult verify(raw_ostream &whyNot) const;
+  /// The attribute (partial axes sorted), null without a mesh. The
+  /// distribution must verify.
+  TensorDistAttr toAttr() const;
 };
 
 /// The one mesh of the encoded types in `types`; null when none is encoded;
@@ -56,9 +61,10 @@ struct ContractionOperand {
 /// axis. A partial operand passes its partial sums/averages through (the
 /// contraction is linear in each operand); two operands partial on one axis
 /// would be a product of sums.
-FailureOr<TensorDistAttr>
-inferContraction(MeshAttr mesh, ArrayRef<ContractionOperand> operands,
-                 ArrayRef<unsigned> resultLoops, raw_ostream &whyNot);
+FailureOr<Dist> inferContraction(MeshAttr mesh,
+                                 ArrayRef<ContractionOperand> operands,
+                                 ArrayRef<unsigned> resultLoops,
+                                 raw_ostream &whyNot);
 
 /// How an elementwise op treats partial operands.
 enum class Linearity {
@@ -81,9 +87,8 @@ enum class Linearity {
 
 /// The result of an elementwise op: operands distributed alike (an
 /// unannotated operand is replicated), partial axes as `linearity` allows.
-FailureOr<TensorDistAttr> inferElementwise(MeshAttr mesh, TypeRange operands,
-                                           Linearity linearity,
-                                           raw_ostream &whyNot);
+FailureOr<Dist> inferElementwise(MeshAttr mesh, TypeRange operands,
+                                 Linearity linearity, raw_ostream &whyNot);
 
 /// Checks the declared result encodings of `op`, which implements
 /// DistributionRuleInterface, against its rule, with a located diagnostic
@@ -93,6 +98,11 @@ FailureOr<TensorDistAttr> inferElementwise(MeshAttr mesh, TypeRange operands,
 /// accepted where the value is not split: reducing equal values with max or
 /// min changes nothing.
 LogicalResult verifyDistributionRule(Operation *op);
+
+/// The result distributions of `op`'s rule as attributes (null where a
+/// result has none), or failure and why.
+FailureOr<SmallVector<TensorDistAttr>> inferResultAttrs(Operation *op,
+                                                        raw_ostream &whyNot);
 
 /// Fails, with a diagnostic that names the registration call to make, when
 /// `op` is an upstream op whose rule dist promises but the tool did not
