@@ -15,10 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dist/Conversion/Passes.h"
-#include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
 
 #include "mlir/IR/BuiltinOps.h"
