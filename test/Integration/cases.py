@@ -146,10 +146,14 @@ def mlp(ctx, procs, rank3):
     return serial, spmd
 
 
-def embedding(ctx, dp, mp):
-    """Vocab-parallel embedding forward and backward on a [dp, mp] mesh; the
-    table is perturbed on non-root dp replicas, so only the startup
-    broadcast makes them agree."""
+def embedding(ctx, dp, mp, local_init=True):
+    """Vocab-parallel embedding forward and backward on a [dp, mp] mesh; with
+    `local_init`, the table is perturbed on non-root dp replicas, so only the
+    startup broadcast makes them agree. (Such a program lies about its
+    table, declared the same on every dp replica: the distribution check
+    rejects it, so it runs only through --dist-parallel-embedding, which
+    does not check; a checked program gets per-process initial values from
+    outside, as function arguments.)"""
     B, S, V, D = 12, 2, 12, 3  # divisible by every mesh axis size up to 4
     ids = [(i * 5 + 3) % V for i in range(B * S)]
     w = values(V * D, 5)
@@ -181,11 +185,13 @@ def embedding(ctx, dp, mp):
     il, _ = p.shard(i, [B, S], [0, -1], "i64")
     wl, _ = p.shard(W, [V, D], [1, -1])
     gl, _ = p.shard(G, [B, S, D], [0, -1, -1])
-    # Replicas along dp start from different tables, as after a local init.
-    ci = f.arith("index_cast", p.coord(0), result_type=dist.Type.parse("i32", ctx))
-    cf = f.arith("sitofp", ci, result_type=dist.Type.parse("f32", ctx))
-    pert = f.arith("addf", wl, f.splat(cf, WL))
-    ws = f.call("startup", [pert], [WL])[0]
+    if local_init:
+        # Replicas along dp start from different tables, as after a local
+        # init.
+        ci = f.arith("index_cast", p.coord(0), result_type=dist.Type.parse("i32", ctx))
+        cf = f.arith("sitofp", ci, result_type=dist.Type.parse("f32", ctx))
+        wl = f.arith("addf", wl, f.splat(cf, WL))
+    ws = f.call("startup", [wl], [WL])[0]
     e, dw = f.call("step", [il, ws, gl], [GL, WL])
     p.print(p.gather(e, [B // dp, S, D], [0, -1, -1]), [B, S, D])
     p.print(p.gather(dw, [V // mp, D], [1, -1]), [V, D])
@@ -497,11 +503,13 @@ def main():
     if args.case == "embedding":
         for dp, mp in meshes(args.meshes):
             serial, spmd = embedding(ctx, dp, mp)
+            _, checked = embedding(ctx, dp, mp, local_init=False)
             ref = run(serial, 1)[0]
-            for label, flags in [("parallel-embedding", "--dist-parallel-embedding"),
-                                 ("auto-parallel", "--dist-auto-parallel")]:
+            for label, flags, program in [
+                    ("parallel-embedding", "--dist-parallel-embedding", spmd),
+                    ("auto-parallel", "--dist-auto-parallel", checked)]:
                 ok &= check(f"embedding [{dp}, {mp}] {label}", ref,
-                            run(spmd, dp * mp, flags))
+                            run(program, dp * mp, flags))
         sys.exit(0 if ok and NATIVE_OK[0] else 1)
     if args.case == "dropout":
         for dp, mp in meshes(args.meshes):

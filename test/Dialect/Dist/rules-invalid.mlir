@@ -277,12 +277,13 @@ func.func @gradient_unlike_parameter(%w: tensor<8xf32, #dist.tensor<#mesh, [1]>>
 
 #mesh = #dist.mesh<shape = [2, 4]>
 func.func @divergent_if(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
-  %c = dist.process_coord #mesh axis = 0
+  // expected-note @+1 {{it differs along mesh axis 1 from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 1
   %c0 = arith.constant 0 : index
   %first = arith.cmpi eq, %c, %c0 : index
   // expected-note @+1 {{the 'scf.if' is here}}
   scf.if %first {
-    // expected-error @+1 {{'dist.allreduce' op is issued only by the processes that take this 'scf.if', whose control depends on dist.process_coord: the processes of a group would issue different collectives and deadlock}}
+    // expected-error @+1 {{'dist.allreduce' op is issued under a condition that differs along mesh axis 1 between the processes of its group: those that do not take this 'scf.if' would not issue it, and the group would deadlock}}
     %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
   }
   return
@@ -292,13 +293,14 @@ func.func @divergent_if(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1
 
 #mesh = #dist.mesh<shape = [2, 4]>
 func.func @divergent_loop(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  // expected-note @+1 {{it differs along mesh axis 1 from this process's coordinate here}}
   %c = dist.process_coord #mesh axis = 1
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = arith.addi %c, %c1 : index
   // expected-note @+1 {{the 'scf.for' is here}}
   scf.for %i = %c0 to %n step %c1 {
-    // expected-error @+1 {{'dist.allreduce' op is issued only by the processes that take this 'scf.for'}}
+    // expected-error @+1 {{'dist.allreduce' op is issued under a condition that differs along mesh axis 1 between the processes of its group: those that do not take this 'scf.for' would not issue it}}
     %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
   }
   return

@@ -2,12 +2,16 @@
 //
 // Implements --dist-verify-distributions. The dist ops check their own rules
 // in their verifiers; upstream ops cannot, so this pass walks everything:
-// ops with a rule (an external model), ops that have none but touch
-// encoded tensors, casts that would redistribute for free, gradients left
-// partial, and collectives that only some processes would reach.
+// ops with a rule (an external model), ops that have none but touch encoded
+// tensors, gradients left partial, and, with the varying analysis (values
+// that differ between processes, dist/Analysis/Varying.h), values declared
+// replicated that differ, distributions laundered through casts, and
+// collectives (or calls of functions that issue them) that only some
+// processes of their group would reach.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Analysis/Varying.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
@@ -17,6 +21,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
@@ -35,7 +43,7 @@ static bool isEncoded(Type type) {
 
 /// Ops that carry encoded tensors without computing anything from them:
 /// values passed along unchanged (their verifiers match the types) or made
-/// from nothing.
+/// from nothing. The varying check still sees what they carry.
 static bool movesOrMakes(Operation *op) {
   Dialect *dialect = op->getDialect();
   return isa_and_nonnull<func::FuncDialect, scf::SCFDialect,
@@ -63,6 +71,9 @@ static LogicalResult checkOp(Operation *op) {
   }
   if (movesOrMakes(op))
     return success();
+  // The local shape, the same on every process (shards are equal).
+  if (isa<tensor::DimOp, tensor::RankOp>(op))
+    return success();
   if (llvm::any_of(op->getOperandTypes(), isEncoded) ||
       llvm::any_of(op->getResultTypes(), isEncoded))
     return op->emitOpError("has no distribution rule, so it cannot take or "
@@ -70,49 +81,331 @@ static LogicalResult checkOp(Operation *op) {
   return success();
 }
 
-/// Whether `value` is computed from dist.process_coord, looking through
-/// block arguments to the ops that own them (a loop's induction variable
-/// depends on its bounds).
-static bool dependsOnCoordinate(Value value) {
-  SmallVector<Value> worklist{value};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    if (!def) {
-      auto arg = cast<BlockArgument>(v);
-      def = arg.getOwner()->getParentOp();
-      if (!def || isa<FunctionOpInterface>(def))
-        continue;
-    }
-    if (!seen.insert(def).second)
-      continue;
-    if (isa<ProcessCoordOp>(def))
-      return true;
-    llvm::append_range(worklist, def->getOperands());
-  }
-  return false;
+//===----------------------------------------------------------------------===//
+// Values that differ between processes
+//===----------------------------------------------------------------------===//
+
+/// Where a variation comes from, for a note.
+static void noteSource(InFlightDiagnostic &diag, MeshAxis axis,
+                       Operation *source) {
+  if (!source)
+    return;
+  std::string name = rules::axisName(axis.mesh, axis.axis);
+  if (isa<ProcessCoordOp>(source))
+    diag.attachNote(source->getLoc()) << "it differs along mesh " << name
+                                      << " from this process's coordinate here";
+  else if (isa<FunctionOpInterface>(source))
+    diag.attachNote(source->getLoc()) << "it differs along mesh " << name
+                                      << " from an argument of this function";
+  else
+    diag.attachNote(source->getLoc())
+        << "it differs along mesh " << name << " from a value made here";
 }
 
-/// The control-flow op above `op`, within its function, whose condition or
-/// bounds depend on the process coordinate, if any.
-static Operation *divergentParent(Operation *op) {
-  for (Operation *parent = op->getParentOp();
-       parent && !isa<FunctionOpInterface>(parent);
-       parent = parent->getParentOp()) {
-    SmallVector<Value> controls;
-    if (auto ifOp = dyn_cast<scf::IfOp>(parent))
-      controls.push_back(ifOp.getCondition());
-    else if (auto forOp = dyn_cast<scf::ForOp>(parent))
-      controls.append(
-          {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()});
-    else if (auto whileOp = dyn_cast<scf::WhileOp>(parent))
-      controls.push_back(whileOp.getConditionOp().getCondition());
-    if (llvm::any_of(controls, dependsOnCoordinate))
-      return parent;
-  }
-  return nullptr;
+/// The axes of `type`'s mesh that its encoding lets a value differ along:
+/// those it splits a dim over or is partial over.
+static SmallVector<int64_t> declaredAxes(Type type) {
+  SmallVector<int64_t> axes;
+  for (auto [axis, source] : Variation::declared(type, nullptr).entries())
+    axes.push_back(axis.axis);
+  return axes;
 }
+
+/// A value whose encoding says it is the same on every process of an axis
+/// (replicated or complete over it) must not be computed from one that
+/// differs along it: a splat of a coordinate, a cast of a shard.
+static LogicalResult checkDeclared(Value value, Operation *at,
+                                   const VaryingAnalysis &varying,
+                                   StringRef what) {
+  TensorDistAttr dist = getTensorDist(value.getType());
+  if (!dist)
+    return success();
+  std::optional<std::pair<MeshAxis, Operation *>> outside =
+      varying.flowOf(value).outside(dist.getMesh(),
+                                    declaredAxes(value.getType()));
+  if (!outside)
+    return success();
+  auto [axis, source] = *outside;
+  InFlightDiagnostic diag = at->emitOpError()
+                            << what << " differs between processes along mesh "
+                            << rules::axisName(axis.mesh, axis.axis)
+                            << " but is declared " << dist
+                            << ", the same on every process along it";
+  noteSource(diag, axis, source);
+  return failure();
+}
+
+/// A rule takes an unannotated operand as replicated: one that differs
+/// between processes is a distributed value without its encoding.
+static LogicalResult checkPlainOperands(Operation *op,
+                                        const VaryingAnalysis &varying) {
+  if (!isa<DistributionRuleInterface>(op) ||
+      (llvm::none_of(op->getOperandTypes(), isEncoded) &&
+       llvm::none_of(op->getResultTypes(), isEncoded)))
+    return success();
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value v = operand.get();
+    if (!isa<RankedTensorType>(v.getType()) || isEncoded(v.getType()))
+      continue;
+    const Variation &var = varying.of(v);
+    if (var.empty())
+      continue;
+    auto [axis, source] = var.entries().front();
+    InFlightDiagnostic diag =
+        op->emitOpError("operand #")
+        << operand.getOperandNumber()
+        << " has no distribution encoding, so its rule takes it as "
+           "replicated, but it differs between processes along mesh "
+        << rules::axisName(axis.mesh, axis.axis)
+        << ": declare its distribution (tensor.cast to a #dist.tensor type)";
+    noteSource(diag, axis, source);
+    return failure();
+  }
+  return success();
+}
+
+/// An encoding cast away may come back only as itself: casting it to
+/// another would redistribute without communication.
+static LogicalResult checkCastBack(tensor::CastOp cast,
+                                   const VaryingAnalysis &varying) {
+  TensorDistAttr to = getTensorDist(cast.getType());
+  if (!to || isEncoded(cast.getSource().getType()))
+    return success();
+  for (auto [from, where] : varying.castAwayOf(cast.getSource())) {
+    if (from == to)
+      continue;
+    InFlightDiagnostic diag =
+        cast.emitOpError("gives the encoding ")
+        << to << " to a value whose distribution " << from
+        << " was cast away: that changes the distribution without "
+           "communication (cast back to the same encoding, or redistribute "
+           "with a collective)";
+    diag.attachNote(where->getLoc()) << "the encoding was cast away here";
+    return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives that only some processes reach
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Collectives a function issues, directly or through its callees: per
+/// group (mesh and axes), the first op in the function that issues one.
+struct Issued {
+  MeshAttr mesh;
+  SmallVector<int64_t> axes;
+  Operation *witness;
+};
+
+/// Why an op may run on only some processes of a group.
+struct Divergence {
+  Operation *control;
+  std::optional<std::pair<MeshAxis, Operation *>> axis; // none: unknown op
+};
+
+class DivergenceChecker {
+public:
+  DivergenceChecker(ModuleOp module, const VaryingAnalysis &varying)
+      : varying(varying) {
+    collectIssued(module);
+  }
+
+  /// Checks every collective and every call of a function that issues one.
+  LogicalResult check(ModuleOp module) {
+    LogicalResult result = success();
+    module.walk([&](Operation *op) {
+      if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+        // c_identity moves nothing in the forward direction.
+        if (isa<CIdentityOp>(op))
+          return;
+        if (std::optional<Divergence> d =
+                find(op, collective.getMesh(), collective.getAxes()))
+          report(op, *d, {});
+        else
+          return;
+        result = failure();
+        return;
+      }
+      auto call = dyn_cast<CallOpInterface>(op);
+      if (!call)
+        return;
+      Operation *callee = call.resolveCallableInTable(&symbols);
+      auto it = issued.find(callee);
+      if (it == issued.end())
+        return;
+      for (const Issued &entry : it->second)
+        if (std::optional<Divergence> d = find(op, entry.mesh, entry.axes)) {
+          report(op, *d, entry);
+          result = failure();
+          return;
+        }
+    });
+    return result;
+  }
+
+private:
+  /// The collectives of every function, to a fixpoint over calls
+  /// (recursion included).
+  void collectIssued(ModuleOp module) {
+    auto add = [&](Operation *f, MeshAttr mesh, ArrayRef<int64_t> axes,
+                   Operation *witness) {
+      auto &list = issued[f];
+      for (const Issued &e : list)
+        if (e.mesh == mesh && ArrayRef<int64_t>(e.axes) == axes)
+          return false;
+      list.push_back({mesh, SmallVector<int64_t>(axes), witness});
+      return true;
+    };
+    SmallVector<std::pair<Operation *, CallOpInterface>> calls;
+    module.walk([&](Operation *op) {
+      Operation *f = op->getParentOfType<FunctionOpInterface>();
+      if (!f)
+        return;
+      if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
+        if (!isa<CIdentityOp>(op))
+          add(f, c.getMesh(), c.getAxes(), op);
+      } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+        calls.emplace_back(f, call);
+      }
+    });
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto [f, call] : calls) {
+        Operation *callee = call.resolveCallableInTable(&symbols);
+        auto it = issued.find(callee);
+        if (it == issued.end())
+          continue;
+        SmallVector<Issued> entries(it->second);
+        for (const Issued &e : entries)
+          changed |= add(f, e.mesh, e.axes, call);
+      }
+    }
+  }
+
+  /// The innermost control above `op`, within its function, that may let
+  /// only some processes of a group over `axes` of `mesh` reach it.
+  std::optional<Divergence> find(Operation *op, MeshAttr mesh,
+                                 ArrayRef<int64_t> axes) {
+    for (Operation *at = op; at && !isa<FunctionOpInterface>(at);
+         at = at->getParentOp()) {
+      Block *block = at->getBlock();
+      if (!block)
+        break;
+      Region *region = block->getParent();
+      if (!region->hasOneBlock())
+        if (std::optional<Divergence> d = branchesAbove(block, mesh, axes))
+          return d;
+      Operation *parent = region->getParentOp();
+      if (!parent || isa<FunctionOpInterface>(parent))
+        break;
+      if (isa<RegionBranchOpInterface>(parent)) {
+        if (auto axis = varying.controlOf(parent).divides(mesh, axes))
+          return Divergence{parent, axis};
+        continue;
+      }
+      // An op dist knows nothing of may run its regions on some processes,
+      // several times, or on other threads.
+      return Divergence{parent, std::nullopt};
+    }
+    return std::nullopt;
+  }
+
+  /// A branch in `block`'s region whose flag differs between processes of
+  /// the group and decides whether `block` runs (control dependence: the
+  /// block post-dominates a successor of the branch but not the branch).
+  std::optional<Divergence> branchesAbove(Block *block, MeshAttr mesh,
+                                          ArrayRef<int64_t> axes) {
+    Region *region = block->getParent();
+    Operation *func = region->getParentOp();
+    while (func && !isa<FunctionOpInterface>(func))
+      func = func->getParentOp();
+    if (!func)
+      return std::nullopt;
+    auto [it, inserted] = postDominance.try_emplace(func, nullptr);
+    if (inserted)
+      it->second = std::make_unique<PostDominanceInfo>(func);
+    PostDominanceInfo &pdom = *it->second;
+    for (Block &x : *region) {
+      Operation *term = x.getTerminator();
+      if (!term || term->getNumSuccessors() < 2)
+        continue;
+      auto axis = varying.controlOf(term).divides(mesh, axes);
+      if (!axis)
+        continue;
+      if (pdom.properlyPostDominates(block, &x))
+        continue;
+      for (Block *succ : term->getSuccessors())
+        if (succ == block || pdom.postDominates(block, succ))
+          return Divergence{term, axis};
+    }
+    return std::nullopt;
+  }
+
+  void report(Operation *op, const Divergence &d,
+              std::optional<Issued> through) {
+    InFlightDiagnostic diag = op->emitOpError();
+    StringRef control = d.control->getName().getStringRef();
+    if (through) {
+      diag << "calls a function that issues collectives over mesh axes [";
+      llvm::interleaveComma(through->axes, diag);
+      diag << "], ";
+    }
+    if (!d.axis) {
+      diag << (through ? "" : "is issued ") << "inside '" << control
+           << "', which dist cannot tell runs once on every process: the "
+              "processes of a group might issue different collectives and "
+              "deadlock";
+      diag.attachNote(d.control->getLoc()) << "the '" << control << "' is here";
+    } else {
+      auto [axis, source] = *d.axis;
+      diag << (through ? "under a condition" : "is issued under a condition")
+           << " that differs along mesh "
+           << rules::axisName(axis.mesh, axis.axis)
+           << " between the processes of its group: those that do not take "
+              "this '"
+           << control << "' would not "
+           << (through ? "make the call" : "issue it")
+           << ", and the group would deadlock";
+      diag.attachNote(d.control->getLoc()) << "the '" << control << "' is here";
+      noteSource(diag, axis, source);
+    }
+    if (through) {
+      // The call chain down to the collective.
+      Operation *witness = through->witness;
+      for (int depth = 0; witness && depth < 16; ++depth) {
+        auto f = witness->getParentOfType<FunctionOpInterface>();
+        if (auto call = dyn_cast<CallOpInterface>(witness)) {
+          diag.attachNote(witness->getLoc())
+              << "@" << (f ? f.getName() : "") << " calls a function here";
+          Operation *callee = call.resolveCallableInTable(&symbols);
+          witness = nullptr;
+          auto it = issued.find(callee);
+          if (it != issued.end())
+            for (const Issued &e : it->second)
+              if (e.mesh == through->mesh && e.axes == through->axes)
+                witness = e.witness;
+          continue;
+        }
+        diag.attachNote(witness->getLoc())
+            << "@" << (f ? f.getName() : "") << " issues '"
+            << witness->getName() << "' here";
+        break;
+      }
+    }
+  }
+
+  const VaryingAnalysis &varying;
+  SymbolTableCollection symbols;
+  DenseMap<Operation *, SmallVector<Issued>> issued;
+  DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> postDominance;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
 
 /// Gradients must be complete and distributed as their parameters.
 static LogicalResult checkGradients(func::FuncOp func) {
@@ -189,33 +482,63 @@ static LogicalResult checkGradients(func::FuncOp func) {
   return result;
 }
 
+//===----------------------------------------------------------------------===//
+// The check and the pass
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::dist::verifyDistributions(ModuleOp module) {
+  bool hadError = false;
+  // An op already reported is not reported again for what flows through it.
+  llvm::SmallPtrSet<Operation *, 8> reported;
+  module.walk([&](Operation *op) {
+    if (failed(checkOp(op))) {
+      hadError = true;
+      reported.insert(op);
+    }
+    if (auto func = dyn_cast<func::FuncOp>(op))
+      if (failed(checkGradients(func)))
+        hadError = true;
+  });
+  VaryingAnalysis varying(module);
+  module.walk([&](Operation *op) {
+    if (reported.contains(op))
+      return;
+    if (failed(checkPlainOperands(op, varying)))
+      hadError = true;
+    if (auto cast = dyn_cast<tensor::CastOp>(op))
+      if (failed(checkCastBack(cast, varying)))
+        hadError = true;
+    // What only moves or makes values is where a differing value could
+    // pass for a replicated one.
+    if (!isa<DistributionRuleInterface>(op) &&
+        !isa_and_nonnull<DistDialect>(op->getDialect()))
+      for (auto [i, r] : llvm::enumerate(op->getResults()))
+        if (failed(
+                checkDeclared(r, op, varying, ("result #" + Twine(i)).str())))
+          hadError = true;
+    for (Region &region : op->getRegions())
+      for (Block &block : region) {
+        if (block.isEntryBlock() && isa<FunctionOpInterface>(op))
+          continue;
+        for (BlockArgument arg : block.getArguments())
+          if (failed(checkDeclared(
+                  arg, op, varying,
+                  ("block argument #" + Twine(arg.getArgNumber())).str())))
+            hadError = true;
+      }
+  });
+  DivergenceChecker divergence(module, varying);
+  if (failed(divergence.check(module)))
+    hadError = true;
+  return failure(hadError);
+}
+
 namespace {
 struct DistVerifyDistributionsPass
     : public dist::impl::DistVerifyDistributionsBase<
           DistVerifyDistributionsPass> {
   void runOnOperation() override {
-    bool hadError = false;
-    getOperation().walk([&](Operation *op) {
-      if (failed(checkOp(op)))
-        hadError = true;
-      if (isa<CollectiveOpInterface>(op))
-        if (Operation *parent = divergentParent(op)) {
-          InFlightDiagnostic diag =
-              op->emitOpError("is issued only by the processes that take "
-                              "this '")
-              << parent->getName()
-              << "', whose control depends on dist.process_coord: the "
-                 "processes of a group would issue different collectives "
-                 "and deadlock";
-          diag.attachNote(parent->getLoc())
-              << "the '" << parent->getName() << "' is here";
-          hadError = true;
-        }
-      if (auto func = dyn_cast<func::FuncOp>(op))
-        if (failed(checkGradients(func)))
-          hadError = true;
-    });
-    if (hadError)
+    if (failed(verifyDistributions(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

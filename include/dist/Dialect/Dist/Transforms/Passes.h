@@ -117,6 +117,13 @@ struct DistAutoParallelOptions
 void buildDistAutoParallelPipeline(OpPassManager &pm,
                                    const DistAutoParallelOptions &options);
 
+/// What --dist-verify-distributions checks, on `module`: every op against
+/// its distribution rule, gradients, values that differ between processes
+/// declared the same, encodings laundered through casts, and collectives
+/// (and calls of functions that issue them) that only some processes of
+/// their group would reach. Reports each problem; failure if any.
+LogicalResult verifyDistributions(ModuleOp module);
+
 /// Registers --dist-auto-parallel.
 void registerDistPipelines();
 

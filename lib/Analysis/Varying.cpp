@@ -1,0 +1,461 @@
+//===- Varying.cpp - values that differ between processes -----------------===//
+
+#include "dist/Analysis/Varying.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+//===----------------------------------------------------------------------===//
+// Variation
+//===----------------------------------------------------------------------===//
+
+bool Variation::add(MeshAxis axis, Operation *source) {
+  for (auto &[a, s] : axes)
+    if (a == axis)
+      return false;
+  axes.emplace_back(axis, source);
+  return true;
+}
+
+bool Variation::join(const Variation &other) {
+  bool changed = false;
+  for (auto [axis, source] : other.axes)
+    changed |= add(axis, source);
+  return changed;
+}
+
+void Variation::drop(MeshAttr mesh, ArrayRef<int64_t> along) {
+  llvm::erase_if(axes, [&](const auto &entry) {
+    return entry.first.mesh == mesh &&
+           llvm::is_contained(along, entry.first.axis);
+  });
+}
+
+std::optional<std::pair<MeshAxis, Operation *>>
+Variation::divides(MeshAttr mesh, ArrayRef<int64_t> along) const {
+  for (auto entry : axes)
+    if (entry.first.mesh != mesh || llvm::is_contained(along, entry.first.axis))
+      return entry;
+  return std::nullopt;
+}
+
+std::optional<std::pair<MeshAxis, Operation *>>
+Variation::outside(MeshAttr mesh, ArrayRef<int64_t> allowed) const {
+  for (auto entry : axes)
+    if (entry.first.mesh != mesh ||
+        !llvm::is_contained(allowed, entry.first.axis))
+      return entry;
+  return std::nullopt;
+}
+
+Variation Variation::declared(Type type, Operation *source) {
+  Variation v;
+  TensorDistAttr dist = getTensorDist(type);
+  if (!dist)
+    return v;
+  MeshAttr mesh = dist.getMesh();
+  for (int64_t axis : dist.getDimsMapping())
+    if (axis >= 0 && mesh.getAxisSize(axis) > 1)
+      v.add({mesh, axis}, source);
+  for (auto [axis, kind] : dist.getPartials())
+    if (mesh.getAxisSize(axis) > 1)
+      v.add({mesh, axis}, source);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// The solver
+//===----------------------------------------------------------------------===//
+
+namespace mlir::dist {
+/// Visits every op of the root in order (regions between an op's entry and
+/// its exit), joining variations into values, until nothing that a later
+/// op feeds back (block arguments, region results, function arguments and
+/// results) changes. The lattice only grows and is finite (the mesh axes
+/// of the module), so the loop ends; straight-line code takes one visit.
+struct VaryingSolver {
+  explicit VaryingSolver(VaryingAnalysis &out) : out(out) {}
+
+  using CastAways = SmallVector<std::pair<TensorDistAttr, Operation *>, 1>;
+
+  VaryingAnalysis &out;
+  SymbolTableCollection symbols;
+  /// Per function: what its callers pass (plain arguments) and what it
+  /// returns.
+  DenseMap<Operation *, SmallVector<Variation>> argsFromCalls, returned;
+  DenseMap<Operation *, SmallVector<CastAways>> argCastAways, returnedCastAways;
+  bool changed = false;
+
+  const Variation &of(Value v) const { return out.of(v); }
+
+  static bool joinCastAways(CastAways &into, const CastAways &from) {
+    bool added = false;
+    for (auto entry : from)
+      if (!llvm::is_contained(into, entry)) {
+        into.push_back(entry);
+        added = true;
+      }
+    return added;
+  }
+
+  const CastAways &castAwayOf(Value v) {
+    static const CastAways none;
+    auto it = out.castAway.find(v);
+    return it == out.castAway.end() ? none : it->second;
+  }
+
+  /// What `value` is computed from: `flow`, and the encodings `cast` away.
+  /// An encoded value varies as it declares (its flow is kept to be
+  /// checked); `feedsBack` says that a later visit must see a change.
+  void setValue(Value value, const Variation &flow, const CastAways &cast,
+                bool feedsBack) {
+    bool added = false;
+    if (getTensorDist(value.getType())) {
+      added |= out.flows[value].join(flow);
+      if (!out.values.count(value))
+        out.values[value] = Variation::declared(
+            value.getType(), value.getDefiningOp()
+                                 ? value.getDefiningOp()
+                                 : value.getParentRegion()->getParentOp());
+    } else if (!flow.empty()) {
+      added |= out.values[value].join(flow);
+    }
+    if (!cast.empty())
+      added |= joinCastAways(out.castAway[value], cast);
+    // Blocks are visited in their order, which need not be dominance
+    // order: in a region of several blocks, a later block may define what
+    // an earlier one uses, so any change there asks for another visit.
+    if (added && (feedsBack || !value.getParentRegion()->hasOneBlock()))
+      changed = true;
+  }
+
+  void flowInto(Value to, Value from, const Variation &control,
+                bool feedsBack) {
+    Variation v = of(from);
+    v.join(control);
+    setValue(to, v, castAwayOf(from), feedsBack);
+  }
+
+  void setControl(Operation *op, const Variation &control) {
+    if (!control.empty())
+      out.controls[op].join(control);
+  }
+
+  void run(Operation *root) {
+    SmallVector<FunctionOpInterface> functions;
+    root->walk([&](FunctionOpInterface f) { functions.push_back(f); });
+    // A bound far above any real program (each round adds an axis
+    // somewhere), so that a bug cannot loop for ever.
+    for (int round = 0; round < 1000; ++round) {
+      changed = false;
+      for (FunctionOpInterface f : functions)
+        visitFunction(f);
+      if (!changed)
+        break;
+    }
+  }
+
+  void visitFunction(FunctionOpInterface f) {
+    if (f.isExternal())
+      return;
+    Block &entry = f.getFunctionBody().front();
+    auto &fromCalls = argsFromCalls[f];
+    auto &casts = argCastAways[f];
+    for (BlockArgument arg : entry.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      Variation v = i < fromCalls.size() ? fromCalls[i] : Variation();
+      CastAways c = i < casts.size() ? casts[i] : CastAways();
+      setValue(arg, v, c, /*feedsBack=*/false);
+    }
+    visitRegion(f.getFunctionBody());
+  }
+
+  void visitRegion(Region &region) {
+    for (Block &block : region)
+      for (Operation &op : block)
+        visitOp(&op);
+  }
+
+  void visitOp(Operation *op) {
+    if (isa<FunctionOpInterface>(op))
+      return; // Visited from run().
+    if (auto coord = dyn_cast<ProcessCoordOp>(op)) {
+      Variation v;
+      MeshAttr mesh = coord.getMesh();
+      int64_t axis = coord.getAxis();
+      if (axis < mesh.getRank() && mesh.getAxisSize(axis) > 1)
+        v.add({mesh, axis}, op);
+      setValue(coord.getResult(), v, {}, false);
+      return;
+    }
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+      Variation v = of(collective.getInput());
+      // The group agrees after an allreduce or a broadcast.
+      if (!isa<CIdentityOp>(op))
+        v.drop(collective.getMesh(), collective.getAxes());
+      setValue(collective.getResult(), v, castAwayOf(collective.getInput()),
+               false);
+      return;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      setValue(wait.getResult(), of(wait.getFuture()),
+               castAwayOf(wait.getFuture()), false);
+      return;
+    }
+    // Local shapes are equal on every process.
+    if (isa<tensor::DimOp, tensor::RankOp, memref::DimOp, memref::RankOp>(op)) {
+      for (Value r : op->getResults())
+        setValue(r, {}, {}, false);
+      return;
+    }
+    if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+      CastAways c = castAwayOf(cast.getSource());
+      TensorDistAttr from = getTensorDist(cast.getSource().getType());
+      if (from && !getTensorDist(cast.getType()))
+        joinCastAways(c, {{from, op}});
+      setValue(cast.getResult(), of(cast.getSource()), c, false);
+      return;
+    }
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      visitCall(call);
+      return;
+    }
+    if (auto branch = dyn_cast<RegionBranchOpInterface>(op)) {
+      visitRegionBranch(branch);
+      return;
+    }
+    if (op->getNumRegions()) {
+      visitUnknownRegionOp(op);
+      return;
+    }
+    if (auto branch = dyn_cast<BranchOpInterface>(op)) {
+      visitBranch(branch);
+      return;
+    }
+    Variation v;
+    CastAways c;
+    for (Value operand : op->getOperands()) {
+      v.join(of(operand));
+      joinCastAways(c, castAwayOf(operand));
+    }
+    for (Value r : op->getResults())
+      setValue(r, v, c, false);
+    // What a function returns, for its callers.
+    if (op->hasTrait<OpTrait::ReturnLike>())
+      if (auto f = dyn_cast<FunctionOpInterface>(op->getParentOp())) {
+        auto &results = returned[f];
+        auto &casts = returnedCastAways[f];
+        results.resize(std::max<size_t>(results.size(), op->getNumOperands()));
+        casts.resize(results.size());
+        for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+          changed |= results[i].join(of(operand));
+          changed |= joinCastAways(casts[i], castAwayOf(operand));
+        }
+      }
+  }
+
+  void visitCall(CallOpInterface call) {
+    Operation *callee = call.resolveCallableInTable(&symbols);
+    auto f = dyn_cast_or_null<FunctionOpInterface>(callee);
+    if (!f || f.isExternal()) {
+      // Unknown: its results come from everything it takes.
+      Variation v;
+      CastAways c;
+      for (Value operand : call.getArgOperands()) {
+        v.join(of(operand));
+        joinCastAways(c, castAwayOf(operand));
+      }
+      for (Value r : call->getResults())
+        setValue(r, v, c, false);
+      return;
+    }
+    auto &args = argsFromCalls[f];
+    auto &casts = argCastAways[f];
+    args.resize(std::max<size_t>(args.size(), call.getArgOperands().size()));
+    casts.resize(args.size());
+    for (auto [i, operand] : llvm::enumerate(call.getArgOperands())) {
+      changed |= args[i].join(of(operand));
+      changed |= joinCastAways(casts[i], castAwayOf(operand));
+    }
+    auto &results = returned[f];
+    auto &resultCasts = returnedCastAways[f];
+    for (auto [i, r] : llvm::enumerate(call->getResults()))
+      setValue(r, i < results.size() ? results[i] : Variation(),
+               i < resultCasts.size() ? resultCasts[i] : CastAways(), false);
+  }
+
+  /// The operands of `op` not among `forwarded` (operand numbers).
+  static Variation controlOperands(Operation *op,
+                                   const llvm::SmallBitVector &forwarded,
+                                   const VaryingSolver &self) {
+    Variation v;
+    for (OpOperand &operand : op->getOpOperands())
+      if (!forwarded.test(operand.getOperandNumber()))
+        v.join(self.of(operand.get()));
+    return v;
+  }
+
+  static void markForwarded(llvm::SmallBitVector &bits, OperandRange range) {
+    if (range.empty())
+      return;
+    unsigned begin = range.getBeginOperandIndex();
+    for (unsigned i = 0; i < range.size(); ++i)
+      bits.set(begin + i);
+  }
+
+  void visitRegionBranch(RegionBranchOpInterface op) {
+    // Entry: operands forwarded into regions (or straight to the results);
+    // the rest decide what runs (a condition, bounds).
+    SmallVector<RegionSuccessor> successors;
+    op.getSuccessorRegions(RegionBranchPoint::parent(), successors);
+    llvm::SmallBitVector forwarded(op->getNumOperands());
+    for (RegionSuccessor &s : successors)
+      markForwarded(forwarded, op.getEntrySuccessorOperands(s));
+    Variation control = controlOperands(op, forwarded, *this);
+    // Terminators that decide to run a region again (scf.condition).
+    SmallVector<Operation *> terminators;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (auto t = dyn_cast<RegionBranchTerminatorOpInterface>(
+                block.getTerminator()))
+          terminators.push_back(t);
+    auto flowEntry = [&](const Variation &ctl) {
+      for (RegionSuccessor &s : successors) {
+        OperandRange operands = op.getEntrySuccessorOperands(s);
+        ValueRange inputs = s.getSuccessorInputs();
+        for (auto [to, from] : llvm::zip(inputs, operands))
+          flowInto(to, from, ctl, /*feedsBack=*/true);
+        // What is not forwarded (an induction variable) follows the
+        // control.
+        if (Region *region = s.getSuccessor())
+          if (!region->empty())
+            for (BlockArgument arg : region->front().getArguments())
+              if (!llvm::is_contained(inputs, arg))
+                setValue(arg, ctl, {}, /*feedsBack=*/true);
+      }
+    };
+    Variation full = control;
+    // A terminator's control (computed in the last visit) decides too.
+    if (auto it = out.controls.find(op); it != out.controls.end())
+      full.join(it->second);
+    flowEntry(full);
+    for (Region &region : op->getRegions())
+      visitRegion(region);
+    for (Operation *t : terminators) {
+      auto term = cast<RegionBranchTerminatorOpInterface>(t);
+      SmallVector<RegionSuccessor> next;
+      op.getSuccessorRegions(RegionBranchPoint(term), next);
+      llvm::SmallBitVector fwd(t->getNumOperands());
+      for (RegionSuccessor &s : next)
+        markForwarded(fwd, term.getSuccessorOperands(s));
+      Variation termControl = controlOperands(t, fwd, *this);
+      if (!termControl.empty() && out.controls[op].join(termControl))
+        changed = true;
+      full.join(termControl);
+      for (RegionSuccessor &s : next) {
+        OperandRange operands = term.getSuccessorOperands(s);
+        for (auto [to, from] : llvm::zip(s.getSuccessorInputs(), operands))
+          flowInto(to, from, full, /*feedsBack=*/true);
+      }
+    }
+    // Results not reached by a forwarded value still follow the control.
+    for (Value r : op->getResults())
+      setValue(r, full, {}, /*feedsBack=*/true);
+    setControl(op, full);
+  }
+
+  /// An op with regions dist knows nothing of: everything it takes may
+  /// reach every value of its regions and every result, and decide whether
+  /// its regions run.
+  void visitUnknownRegionOp(Operation *op) {
+    Variation v;
+    CastAways c;
+    for (Value operand : op->getOperands()) {
+      v.join(of(operand));
+      joinCastAways(c, castAwayOf(operand));
+    }
+    setControl(op, v);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          setValue(arg, v, c, /*feedsBack=*/true);
+    for (Region &region : op->getRegions())
+      visitRegion(region);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
+          for (Value operand : block.back().getOperands()) {
+            v.join(of(operand));
+            joinCastAways(c, castAwayOf(operand));
+          }
+    for (Value r : op->getResults())
+      setValue(r, v, c, /*feedsBack=*/true);
+  }
+
+  /// A branch forwards operands to its successors' arguments; the others
+  /// (a cond_br's flag) decide where control goes, so the successors'
+  /// arguments follow them too.
+  void visitBranch(BranchOpInterface branch) {
+    Operation *op = branch;
+    llvm::SmallBitVector forwarded(op->getNumOperands());
+    for (unsigned i = 0; i < op->getNumSuccessors(); ++i)
+      markForwarded(forwarded,
+                    branch.getSuccessorOperands(i).getForwardedOperands());
+    Variation control = controlOperands(op, forwarded, *this);
+    setControl(op, control);
+    for (unsigned i = 0; i < op->getNumSuccessors(); ++i) {
+      SuccessorOperands operands = branch.getSuccessorOperands(i);
+      Block *dest = op->getSuccessor(i);
+      for (auto [j, arg] : llvm::enumerate(dest->getArguments())) {
+        Variation v = control;
+        CastAways c;
+        if (std::optional<Value> from = operands[j]) {
+          v.join(of(*from));
+          c = castAwayOf(*from);
+        }
+        setValue(arg, v, c, /*feedsBack=*/true);
+      }
+    }
+  }
+};
+} // namespace mlir::dist
+
+VaryingAnalysis::VaryingAnalysis(Operation *root) {
+  VaryingSolver solver(*this);
+  solver.run(root);
+}
+
+const Variation &VaryingAnalysis::of(Value value) const {
+  static const Variation none;
+  auto it = values.find(value);
+  return it == values.end() ? none : it->second;
+}
+
+const Variation &VaryingAnalysis::flowOf(Value value) const {
+  static const Variation none;
+  auto it = flows.find(value);
+  return it == flows.end() ? none : it->second;
+}
+
+const Variation &VaryingAnalysis::controlOf(Operation *op) const {
+  static const Variation none;
+  auto it = controls.find(op);
+  return it == controls.end() ? none : it->second;
+}
+
+ArrayRef<std::pair<TensorDistAttr, Operation *>>
+VaryingAnalysis::castAwayOf(Value value) const {
+  auto it = castAway.find(value);
+  if (it == castAway.end())
+    return {};
+  return it->second;
+}

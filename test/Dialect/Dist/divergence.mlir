@@ -1,0 +1,171 @@
+// RUN: dist-opt %s --dist-verify-distributions -split-input-file | FileCheck %s
+// What the divergence and varying checks accept: control that the whole
+// group of a collective agrees on, and the uses of values that differ by
+// process that their encodings declare.
+
+// The condition differs along dp only; the allreduce's groups are along mp,
+// and every process of one group takes the same side.
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// CHECK-LABEL: func @condition_off_group
+func.func @condition_off_group(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  // CHECK: scf.if
+  // CHECK-NEXT: dist.allreduce %{{.*}} on #{{.*}} axes = [1] reduce = sum
+  scf.if %first {
+    %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  return
+}
+
+// -----
+
+// A function that issues collectives over mp, called under a condition on
+// dp.
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+func.func private @sync(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) -> tensor<8xf32, #dist.tensor<#mesh, [-1]>> {
+  %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  return %r : tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+}
+// CHECK-LABEL: func @call_off_group
+func.func @call_off_group(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  // CHECK: scf.if
+  // CHECK-NEXT: call @sync
+  scf.if %first {
+    %r = func.call @sync(%p) : (tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  // Unconditional calls, and calls in loops every process runs alike.
+  // CHECK: call @sync
+  %r = func.call @sync(%p) : (tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  // CHECK: scf.for
+  // CHECK-NEXT: call @sync
+  scf.for %i = %c0 to %c3 step %c1 {
+    %s = func.call @sync(%p) : (tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  return
+}
+
+// -----
+
+// The embedding's start index is the legitimate use of a coordinate: it
+// is a plain index, and what it computes is declared partial over mp.
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// CHECK-LABEL: func @embedding_start
+func.func @embedding_start(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>, %w: tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>> {
+  %c = dist.process_coord #mesh axis = 1
+  %rows = arith.constant 8000 : index
+  %start = arith.muli %c, %rows : index
+  // CHECK: dist.c_embedding %{{.*}}, %{{.*}} start = %{{.*}}
+  %e = dist.c_embedding %ids, %w start = %start : tensor<4x16xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
+  // CHECK-NEXT: dist.allreduce %{{.*}} on #{{.*}} axes = [1] reduce = sum
+  %r = dist.allreduce %e on #mesh axes = [1] reduce = sum : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>> -> tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
+  return %r : tensor<4x16x64xf32, #dist.tensor<#mesh, [0, -1, -1]>>
+}
+
+// -----
+
+// A cast away and back to the same encoding, and a value that differs by
+// process where its encoding says it does (a shard made from a coordinate).
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @casts
+func.func @casts(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) -> (tensor<4xf32, #dist.tensor<#mesh, [0]>>, tensor<2xindex, #dist.tensor<#mesh, [0]>>) {
+  // CHECK: tensor.cast %{{.*}} : tensor<4xf32, #dist.tensor<#{{.*}}, [0]>> to tensor<4xf32>
+  // CHECK-NEXT: tensor.cast %{{.*}} : tensor<4xf32> to tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>
+  %plain = tensor.cast %x : tensor<4xf32, #dist.tensor<#mesh, [0]>> to tensor<4xf32>
+  %back = tensor.cast %plain : tensor<4xf32> to tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  %c = dist.process_coord #mesh axis = 0
+  // CHECK: tensor.splat %{{.*}} : tensor<2xindex, #dist.tensor<#{{.*}}, [0]>>
+  %s = tensor.splat %c : tensor<2xindex, #dist.tensor<#mesh, [0]>>
+  return %back, %s : tensor<4xf32, #dist.tensor<#mesh, [0]>>, tensor<2xindex, #dist.tensor<#mesh, [0]>>
+}
+
+// -----
+
+// After an allreduce the group agrees: its value may decide control.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @agreed_condition
+func.func @agreed_condition(%p: tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [0 : max]>>, %q: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = max : tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [0 : max]>> -> tensor<4xi32, #dist.tensor<#mesh, [-1]>>
+  %plain = tensor.cast %r : tensor<4xi32, #dist.tensor<#mesh, [-1]>> to tensor<4xi32>
+  %c0 = arith.constant 0 : index
+  %e = tensor.extract %plain[%c0] : tensor<4xi32>
+  %zero = arith.constant 0 : i32
+  %go = arith.cmpi sgt, %e, %zero : i32
+  // CHECK: scf.if
+  // CHECK-NEXT: dist.allreduce
+  scf.if %go {
+    %s = dist.allreduce %q on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  return
+}
+
+// -----
+
+// Local shapes are the same on every process: a shard's size may bound a
+// loop; and a coordinate along an axis of size 1 is the same everywhere.
+#mesh = #dist.mesh<shape = [1, 2], names = ["pp", "mp"]>
+// CHECK-LABEL: func @uniform
+func.func @uniform(%x: tensor<?xf32, #dist.tensor<#mesh, [1]>>, %p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32, #dist.tensor<#mesh, [1]>>
+  // CHECK: scf.for
+  // CHECK-NEXT: dist.allreduce
+  scf.for %i = %c0 to %n step %c1 {
+    %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  %pp = dist.process_coord #mesh axis = 0
+  %first = arith.cmpi eq, %pp, %c0 : index
+  // CHECK: scf.if
+  // CHECK-NEXT: dist.allreduce
+  scf.if %first {
+    %r = dist.allreduce %p on #mesh axes = [1] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  }
+  return
+}
+
+// -----
+
+// A collective after the two sides of a branch join: every process of the
+// group reaches it, whichever side it took.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @after_join
+func.func @after_join(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  cf.cond_br %first, ^a, ^b
+^a:
+  cf.br ^join
+^b:
+  cf.br ^join
+^join:
+  // CHECK: dist.allreduce
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return
+}
+
+// -----
+
+// Control that differs by process may choose between shards: the result is
+// declared split along that axis.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @select_shard
+func.func @select_shard(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>, %y: tensor<4xf32, #dist.tensor<#mesh, [0]>>) -> tensor<4xf32, #dist.tensor<#mesh, [0]>> {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  // CHECK: scf.if %{{.*}} -> (tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>)
+  %r = scf.if %first -> tensor<4xf32, #dist.tensor<#mesh, [0]>> {
+    scf.yield %x : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  } else {
+    scf.yield %y : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  }
+  return %r : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+}
