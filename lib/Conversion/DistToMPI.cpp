@@ -100,16 +100,25 @@ Value DistToMPIState::getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
       getAsOpFoldResult(ValueRange(getCoords(b, user, mesh)));
   OpBuilder::InsertionGuard guard(b);
   setFunctionEntryInsertionPoint(b, func);
-  Location loc = func->getLoc();
+  auto [it, inserted] =
+      groupIds.try_emplace({mesh, axesAttr}, int64_t(groupIds.size()));
+  comm = buildCommGet(b, user, func->getLoc(), mesh, axes, coords, it->second);
+  if (!comm)
+    return Value();
+  recordFunctionEntryValue(func, comm);
+  return comm;
+}
+
+Value DistToMPIState::buildCommGet(OpBuilder &b, Operation *user, Location loc,
+                                   MeshAttr mesh, ArrayRef<int64_t> axes,
+                                   ArrayRef<OpFoldResult> coords,
+                                   int64_t groupId) {
   auto i64 = b.getI64Type();
   auto toI64 = [&](OpFoldResult index) -> Value {
     Value v = getValueOrCreateConstantIndexOp(b, loc, index);
     return arith::IndexCastOp::create(b, loc, i64, v);
   };
-  auto [it, inserted] =
-      groupIds.try_emplace({mesh, axesAttr}, int64_t(groupIds.size()));
-  Value group =
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(it->second));
+  Value group = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(groupId));
   Value color = toI64(mesh::buildLinearIndex(b, loc, mesh, coords,
                                              mesh::complementAxes(mesh, axes)));
   Value key = toI64(mesh::buildLinearIndex(b, loc, mesh, coords, axes));
@@ -119,10 +128,40 @@ Value DistToMPIState::getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
       /*cInterface=*/false);
   if (!get)
     return Value();
-  comm = func::CallOp::create(b, loc, get, ValueRange{group, color, key})
-             .getResult(0);
-  recordFunctionEntryValue(func, comm);
-  return comm;
+  return func::CallOp::create(b, loc, get, ValueRange{group, color, key})
+      .getResult(0);
+}
+
+LogicalResult DistToMPIState::createAllComms(OpBuilder &b, func::FuncOp entry) {
+  if (groupIds.empty() || entry.isExternal())
+    return success();
+  SmallVector<std::pair<int64_t, std::pair<Attribute, Attribute>>> groups;
+  for (auto &[key, id] : groupIds)
+    groups.push_back({id, key});
+  llvm::sort(groups, llvm::less_first());
+  OpBuilder::InsertionGuard guard(b);
+  Block &front = entry.getBody().front();
+  // After MPI_Init where an earlier lowering put it.
+  auto inits = front.getOps<mpi::InitOp>();
+  if (inits.empty())
+    b.setInsertionPointToStart(&front);
+  else
+    b.setInsertionPointAfter(*inits.begin());
+  Location loc = entry.getLoc();
+  Value rank = buildWorldRank(b, loc);
+  llvm::DenseMap<Attribute, SmallVector<OpFoldResult>> coordsOf;
+  for (auto &[id, key] : groups) {
+    auto mesh = cast<MeshAttr>(key.first);
+    ArrayRef<int64_t> axes = cast<DenseI64ArrayAttr>(key.second).asArrayRef();
+    SmallVector<OpFoldResult> &coords = coordsOf[mesh];
+    if (coords.empty()) {
+      OpFoldResult position = *mesh::buildPosition(b, loc, mesh, rank);
+      coords = mesh::buildCoords(b, loc, mesh, position);
+    }
+    if (!buildCommGet(b, entry, loc, mesh, axes, coords, id))
+      return failure();
+  }
+  return success();
 }
 
 func::FuncOp DistToMPIState::getRuntimeFunction(OpBuilder &b, Operation *user,
@@ -734,9 +773,13 @@ struct ConvertDistToMPIPass
     if (traceEvents && failed(traceFunctions(module)))
       return signalPassFailure();
     if (auto main = module.lookupSymbol<func::FuncOp>(entry);
-        main && !main.isExternal() &&
-        failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))
-      return signalPassFailure();
+        main && !main.isExternal()) {
+      OpBuilder b(ctx);
+      // mpi.init goes before them.
+      if (failed(state.createAllComms(b, main)) ||
+          failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))
+        return signalPassFailure();
+    }
     // MLIR's MPI-to-LLVM conversion asks the module which MPI it targets;
     // --dist-strip-dlti takes the entry off again after it.
     DataLayoutEntryInterface mpich =

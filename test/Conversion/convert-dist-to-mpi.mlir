@@ -10,10 +10,20 @@
 // CHECK-DAG:  func.func private @dist_comm_get(i64, i64, i64) -> !mpi.comm
 // CHECK-DAG:  func.func private @dist_iallreduce_f32(memref<?xf32>, memref<?xf32>, i64, !mpi.comm) -> i64 attributes {llvm.emit_c_interface}
 // CHECK-DAG:  func.func private @dist_wait(i64)
-// The entry calls the runtime's finalisation (it frees the communicators)
-// before MPI's.
+// The entry makes every group's communicator first, in the order of their
+// ids, on every process (a function called by only some would deadlock in
+// MPI_Comm_split), and calls the runtime's finalisation (it frees the
+// communicators) before MPI's.
 // CHECK-LABEL: func.func @main()
 // CHECK-NEXT: mpi.init
+// CHECK-NEXT: mpi.comm_world
+// CHECK-NEXT: mpi.comm_rank
+// CHECK:      %[[G0:.*]] = arith.constant 0 : i64
+// CHECK:      call @dist_comm_get(%[[G0]], %{{.*}}, %{{.*}})
+// The mesh's coordinates are found once for both.
+// CHECK-NOT:  scf.for
+// CHECK:      %[[G1:.*]] = arith.constant 1 : i64
+// CHECK:      call @dist_comm_get(%[[G1]], %{{.*}}, %{{.*}})
 // CHECK-NEXT: call @dist_runtime_finalize() : () -> ()
 // CHECK-NEXT: mpi.finalize
 // CHECK-NEXT: return

@@ -42,6 +42,15 @@ public:
   Value getComm(OpBuilder &b, Operation *user, MeshAttr mesh,
                 ArrayRef<int64_t> axes);
 
+  /// Creates, at the start of `entry`, the communicator of every group the
+  /// lowered module uses, in the order of their ids. Splitting
+  /// MPI_COMM_WORLD is collective over every process: done lazily in a
+  /// function that only some processes call (under a condition the
+  /// distribution check accepts, one that differs only off the group's
+  /// axes) it would deadlock. With all of them made here, first, by every
+  /// process, the other functions' requests find them made.
+  LogicalResult createAllComms(OpBuilder &b, func::FuncOp entry);
+
   /// The declaration of runtime function `name`, added on first use; null,
   /// with an error on `user`, when the module defines `name` otherwise.
   func::FuncOp getRuntimeFunction(OpBuilder &b, Operation *user, StringRef name,
@@ -55,6 +64,11 @@ private:
   /// the ones already there, at the start of its entry block.
   void setFunctionEntryInsertionPoint(OpBuilder &b, Operation *func);
   void recordFunctionEntryValue(Operation *func, Value value);
+  /// The runtime call that returns group `groupId`'s communicator (along
+  /// `axes` of `mesh`) for the process at `coords`, at `b`'s point.
+  Value buildCommGet(OpBuilder &b, Operation *user, Location loc, MeshAttr mesh,
+                     ArrayRef<int64_t> axes, ArrayRef<OpFoldResult> coords,
+                     int64_t groupId);
 
   ModuleOp module;
   bool traceCollectives;
