@@ -479,6 +479,16 @@ void verifyModule(Module &module) {
     raiseDiagnostics("the module does not verify", std::move(diagnostics));
 }
 
+void verifyModuleDistributions(Module &module) {
+  ModuleState &m = *module.state;
+  m.ctx->get();
+  m.ctx->take();
+  MlirLogicalResult result = mlirDistVerifyDistributions(m.module);
+  std::vector<Diagnostic> diagnostics = m.ctx->take();
+  if (mlirLogicalResultIsFailure(result))
+    raiseDiagnostics("the distribution check failed", std::move(diagnostics));
+}
+
 py::list operationsOf(const ModuleRef &module, uint64_t generation,
                       MlirBlock block) {
   py::list ops;
@@ -1263,6 +1273,11 @@ PYBIND11_MODULE(_dist, m) {
            "'builtin.module(func.func(dist-dropout-seed))'); returns the "
            "warnings and remarks, raises DiagnosticError on failure.")
       .def("verify", &verifyModule, "Raises DiagnosticError if invalid.")
+      .def("verify_distributions", &verifyModuleDistributions,
+           "Runs the distribution check (--dist-verify-distributions): "
+           "raises DiagnosticError with its located errors if a value's "
+           "encoding does not say how it is distributed, or a collective may "
+           "be reached by only some processes of its group.")
       .def(
           "print",
           [](const Module &mod, bool generic, bool debugInfo) {

@@ -57,6 +57,15 @@ MLIR_CAPI_EXPORTED MlirModule mlirDistModuleCreateParse(
 MLIR_CAPI_EXPORTED MlirLogicalResult
 mlirDistRunPassPipeline(MlirModule module, MlirStringRef pipeline);
 
+/** The distribution check of --dist-verify-distributions on `module`
+ *  (verified first): every op against its distribution rule, and what needs
+ *  the module (values that differ by process declared replicated,
+ *  encodings cast away and back, collectives under control that differs
+ *  within their group, directly or through calls). Failure with the
+ *  errors, located, reported through the context. */
+MLIR_CAPI_EXPORTED MlirLogicalResult
+mlirDistVerifyDistributions(MlirModule module);
+
 /*===----------------------------------------------------------------------===*/
 /* Reduction kinds                                                           */
 /*===----------------------------------------------------------------------===*/

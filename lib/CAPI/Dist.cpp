@@ -20,6 +20,7 @@
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -204,6 +205,19 @@ MlirLogicalResult mlirDistRunPassPipeline(MlirModule module,
   if (!printed.empty())
     llvm::errs() << printed;
   return wrap(pm.run(op));
+}
+
+MlirLogicalResult mlirDistVerifyDistributions(MlirModule module) {
+  ModuleOp op = unwrap(module);
+  MLIRContext *ctx = op.getContext();
+  // The diagnostics locate the op and carry their own notes; a dump of the
+  // op as a further note would only bury them.
+  bool printOp = ctx->shouldPrintOpOnDiagnostic();
+  ctx->printOpOnDiagnostic(false);
+  LogicalResult result =
+      failure(failed(verify(op)) || failed(verifyDistributions(op)));
+  ctx->printOpOnDiagnostic(printOp);
+  return wrap(result);
 }
 
 //===----------------------------------------------------------------------===//

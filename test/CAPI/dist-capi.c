@@ -549,6 +549,55 @@ static void testDialectHandle(void) {
   mlirContextDestroy(ctx);
 }
 
+// The distribution check from C: the issue's call under a condition on
+// the coordinate fails with its located error and the call chain; the same
+// program without the condition passes.
+// CHECK-LABEL: testVerifyDistributions
+// CHECK: diagnostic: 'func.call' op calls a function that issues collectives over mesh axes [0], under a condition that differs along mesh axis 0 (mp)
+// CHECK: checked divergent: 0
+// CHECK-NOT: diagnostic
+// CHECK: checked straight: 1
+static void testVerifyDistributions(MlirContext ctx) {
+  printf("testVerifyDistributions\n");
+  const char *head =
+      "#mesh = #dist.mesh<shape = [2], names = [\"mp\"]>\n"
+      "!p = tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>\n"
+      "!r = tensor<4xf32, #dist.tensor<#mesh, [-1]>>\n"
+      "func.func private @sync(%p: !p) -> !r {\n"
+      "  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : !p -> !r\n"
+      "  return %r : !r\n"
+      "}\n";
+  const char *divergent = "func.func @f(%p: !p) {\n"
+                          "  %c = dist.process_coord #mesh axis = 0\n"
+                          "  %c0 = arith.constant 0 : index\n"
+                          "  %first = arith.cmpi eq, %c, %c0 : index\n"
+                          "  scf.if %first {\n"
+                          "    %r = func.call @sync(%p) : (!p) -> !r\n"
+                          "  }\n"
+                          "  return\n"
+                          "}\n";
+  const char *straight = "func.func @f(%p: !p) -> !r {\n"
+                         "  %r = func.call @sync(%p) : (!p) -> !r\n"
+                         "  return %r : !r\n"
+                         "}\n";
+  const char *bodies[] = {divergent, straight};
+  const char *labels[] = {"divergent", "straight"};
+  for (int i = 0; i < 2; ++i) {
+    char program[2048];
+    snprintf(program, sizeof(program), "%s%s", head, bodies[i]);
+    MlirModule module =
+        mlirDistModuleCreateParse(ctx, mlirStringRefCreateFromCString(program),
+                                  mlirStringRefCreateFromCString("check.mlir"));
+    if (mlirModuleIsNull(module)) {
+      printf("parse failed\n");
+      return;
+    }
+    MlirLogicalResult r = mlirDistVerifyDistributions(module);
+    printf("checked %s: %d\n", labels[i], mlirLogicalResultIsSuccess(r));
+    mlirModuleDestroy(module);
+  }
+}
+
 // CHECK-LABEL: testConversionPasses
 // CHECK: lowered: 1
 // CHECK: mpi.allreduce
@@ -626,6 +675,7 @@ int main(int argc, char **argv) {
   testFuture(ctx);
   testPasses(ctx);
   testDialectHandle();
+  testVerifyDistributions(ctx);
   testConversionPasses(ctx);
   mlirContextDestroy(ctx);
   return 0;

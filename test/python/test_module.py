@@ -116,6 +116,46 @@ def test_verifier_errors_have_notes(ctx):
     assert d.notes and d.notes[0].severity == "note"
 
 
+DIVERGENT = """
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+!p = tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+!r = tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+func.func private @sync(%p: !p) -> !r {
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : !p -> !r
+  return %r : !r
+}
+func.func @f(%p: !p) {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  scf.if %first {
+    %r = func.call @sync(%p) : (!p) -> !r
+  }
+  return
+}
+"""
+
+
+def test_verify_distributions(ctx):
+    # STEP checks; the call under a condition on the coordinate does not,
+    # and the error is located, with the condition and the callee's
+    # collective as notes.
+    dist.Module.parse(STEP, context=ctx).verify_distributions()
+    m = dist.Module.parse(DIVERGENT, filename="div.mlir", context=ctx)
+    m.verify()  # MLIR's verifier has nothing against it
+    with pytest.raises(dist.DiagnosticError) as info:
+        m.verify_distributions()
+    assert str(info.value).startswith("the distribution check failed")
+    [d] = info.value.diagnostics
+    assert (d.severity, d.file, d.line) == ("error", "div.mlir", 14)
+    assert "calls a function that issues collectives" in d.message
+    assert [(n.line, n.message) for n in d.notes] == [
+        (13, "the 'scf.if' is here"),
+        (10, "it differs along mesh axis 0 (mp) from this process's "
+             "coordinate here"),
+        (6, "@sync issues 'dist.allreduce' here")]
+
+
 def test_run_pipeline_and_remarks(ctx):
     m = dist.Module.parse(STEP, context=ctx)
     remarks = m.run("dist-matmul-grad-overlap{remarks=true}")
