@@ -119,9 +119,28 @@ func.func @divisor_partial(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial =
 // -----
 
 #mesh = #dist.mesh<shape = [2, 4]>
-func.func @nonlinear_partial(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
-  // expected-error @+1 {{'arith.maximumf' op has no correct distribution: an operand is partial over mesh axis 1 and the op is not linear: reduce it first (dist.allreduce)}}
+func.func @max_of_partial_sums(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  // expected-error @+1 {{'arith.maximumf' op has no correct distribution: an operand is partial (sum) over mesh axis 1, which does not pass through a max: reduce it first (dist.allreduce)}}
   %0 = arith.maximumf %p, %p : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @min_of_partial_maxima(%p: tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [1 : max]>>) {
+  // expected-error @+1 {{'arith.minsi' op has no correct distribution: an operand is partial (max) over mesh axis 1, which does not pass through a min: reduce it first (dist.allreduce)}}
+  %0 = arith.minsi %p, %p : tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [1 : max]>>
+  return
+}
+
+// -----
+
+// Integer division truncates: (3 + 3) / 4 is 1, 3 / 4 + 3 / 4 is 0.
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @integer_quotient_of_partial_sum(%p: tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>) {
+  // expected-error @+1 {{'arith.divsi' op has no correct distribution: an operand is partial over mesh axis 1 and the op is not linear: reduce it first (dist.allreduce)}}
+  %0 = arith.divsi %p, %p : tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
   return
 }
 

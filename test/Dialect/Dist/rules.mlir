@@ -54,7 +54,9 @@ func.func @matmul_grad(%x: tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>,
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 // Elementwise (arith, whose operands share one type): sums of partial
 // sums, a negation, a widening cast and a rounding cast of a partial max;
-// comparisons, selects and maxima of whole values.
+// comparisons, selects and maxima of whole values; the op that is the
+// pending reduction itself (a product and a quotient of partial products,
+// the maximum of partial maxima, the minimum of partial minima).
 // CHECK-LABEL: func @elementwise
 func.func @elementwise(
     %p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>,
@@ -62,7 +64,10 @@ func.func @elementwise(
     %r: tensor<4xf32, #dist.tensor<#mesh, [-1]>>,
     %u: tensor<4xf32>,
     %m: tensor<4xf16, #dist.tensor<#mesh, [-1], partial = [0 : max]>>,
-    %s: tensor<4xf32, #dist.tensor<#mesh, [0]>>) {
+    %s: tensor<4xf32, #dist.tensor<#mesh, [0]>>,
+    %pp: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : prod]>>,
+    %mx: tensor<4xf32, #dist.tensor<#mesh, [0], partial = [1 : max]>>,
+    %mn: tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [0 : min, 1 : min]>>) {
   %0 = arith.addf %p, %q : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
   %3 = arith.negf %p : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
   %4 = arith.extf %m : tensor<4xf16, #dist.tensor<#mesh, [-1], partial = [0 : max]>> to tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : max]>>
@@ -70,6 +75,14 @@ func.func @elementwise(
   %6 = arith.maximumf %r, %r : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
   %7 = arith.cmpf olt, %s, %s : tensor<4xf32, #dist.tensor<#mesh, [0]>>
   %8 = arith.select %7, %s, %s : tensor<4xi1, #dist.tensor<#mesh, [0]>>, tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  // CHECK: arith.mulf %{{.*}} : tensor<4xf32, #dist.tensor<#{{.*}}, [-1], partial = [1 : prod]>>
+  // CHECK-NEXT: arith.divf %{{.*}} : tensor<4xf32, #dist.tensor<#{{.*}}, [-1], partial = [1 : prod]>>
+  // CHECK-NEXT: arith.maximumf %{{.*}} : tensor<4xf32, #dist.tensor<#{{.*}}, [0], partial = [1 : max]>>
+  // CHECK-NEXT: arith.minsi %{{.*}} : tensor<4xi32, #dist.tensor<#{{.*}}, [-1], partial = [0 : min, 1 : min]>>
+  %9 = arith.mulf %pp, %pp : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : prod]>>
+  %10 = arith.divf %pp, %pp : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : prod]>>
+  %11 = arith.maximumf %mx, %mx : tensor<4xf32, #dist.tensor<#mesh, [0], partial = [1 : max]>>
+  %12 = arith.minsi %mn, %mn : tensor<4xi32, #dist.tensor<#mesh, [-1], partial = [0 : min, 1 : min]>>
   // CHECK: return
   return
 }

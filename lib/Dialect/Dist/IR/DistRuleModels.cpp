@@ -94,15 +94,16 @@ namespace lists {
 using namespace arith;
 using Additive = OpList<AddFOp, SubFOp, AddIOp, SubIOp>;
 using Multiplicative = OpList<MulFOp, MulIOp>;
-using Dividend = OpList<DivFOp, DivSIOp, DivUIOp>;
+using Dividend = OpList<DivFOp>;
+using Maximum = OpList<MaximumFOp, MaxSIOp, MaxUIOp>;
+using Minimum = OpList<MinimumFOp, MinSIOp, MinUIOp>;
 using Linear = OpList<NegFOp>;
 using ExactCast = OpList<ExtFOp, ExtSIOp, ExtUIOp>;
 using MonotoneCast = OpList<TruncFOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp,
                             FPToUIOp, IndexCastOp>;
 using Nonlinear =
-    OpList<MaximumFOp, MinimumFOp, MaxSIOp, MinSIOp, MaxUIOp, MinUIOp, CmpFOp,
-           CmpIOp, SelectOp, AndIOp, OrIOp, XOrIOp, RemFOp, RemSIOp, RemUIOp,
-           ShLIOp, ShRSIOp, ShRUIOp>;
+    OpList<DivSIOp, DivUIOp, CmpFOp, CmpIOp, SelectOp, AndIOp, OrIOp, XOrIOp,
+           RemFOp, RemSIOp, RemUIOp, ShLIOp, ShRSIOp, ShRUIOp>;
 using Reshapes = OpList<tensor::CollapseShapeOp, tensor::ExpandShapeOp>;
 } // namespace lists
 
@@ -137,6 +138,8 @@ void mlir::dist::registerDistributionRuleModels(DialectRegistry &registry) {
     attachElementwise<Linearity::Additive>(ctx, lists::Additive{});
     attachElementwise<Linearity::Multiplicative>(ctx, lists::Multiplicative{});
     attachElementwise<Linearity::Dividend>(ctx, lists::Dividend{});
+    attachElementwise<Linearity::Maximum>(ctx, lists::Maximum{});
+    attachElementwise<Linearity::Minimum>(ctx, lists::Minimum{});
     attachElementwise<Linearity::Linear>(ctx, lists::Linear{});
     attachElementwise<Linearity::ExactCast>(ctx, lists::ExactCast{});
     attachElementwise<Linearity::MonotoneCast>(ctx, lists::MonotoneCast{});
@@ -151,6 +154,8 @@ void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
   promise(ctx, lists::Additive{});
   promise(ctx, lists::Multiplicative{});
   promise(ctx, lists::Dividend{});
+  promise(ctx, lists::Maximum{});
+  promise(ctx, lists::Minimum{});
   promise(ctx, lists::Linear{});
   promise(ctx, lists::ExactCast{});
   promise(ctx, lists::MonotoneCast{});

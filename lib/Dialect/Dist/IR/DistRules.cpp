@@ -233,6 +233,14 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
       break;
     case Linearity::Multiplicative:
     case Linearity::Dividend:
+      if (kind == ReductionKind::Prod) {
+        if (holders.size() != ds.size()) {
+          whyNot << "only some operands are partial (prod) over mesh " << name
+                 << ": the others would be multiplied in once per process";
+          return failure();
+        }
+        break;
+      }
       if (holders.size() > 1) {
         whyNot << "two operands are partial over mesh " << name
                << ": the product of two sums is not the sum of the local "
@@ -251,6 +259,19 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
         return failure();
       }
       break;
+    case Linearity::Maximum:
+    case Linearity::Minimum: {
+      ReductionKind same = linearity == Linearity::Maximum ? ReductionKind::Max
+                                                           : ReductionKind::Min;
+      if (kind != same) {
+        whyNot << "an operand is partial (" << stringifyReductionKind(kind)
+               << ") over mesh " << name << ", which does not pass through a "
+               << stringifyReductionKind(same)
+               << ": reduce it first (dist.allreduce)";
+        return failure();
+      }
+      break;
+    }
     case Linearity::Linear:
       if (!isLinearKind(kind)) {
         whyNot << "the operand is partial (" << stringifyReductionKind(kind)
@@ -317,9 +338,10 @@ static bool holds(TensorDistAttr declared, const Dist &inferred, size_t rank) {
       (declared.isPartial() ||
        llvm::any_of(declaredDims, [](int64_t a) { return a >= 0; })))
     return false;
-  ArrayRef<std::pair<int64_t, ReductionKind>> declaredPartials =
-      declared ? declared.getPartials()
-               : ArrayRef<std::pair<int64_t, ReductionKind>>();
+  // Owned: getPartials() builds the list.
+  SmallVector<std::pair<int64_t, ReductionKind>> declaredPartials;
+  if (declared)
+    declaredPartials = declared.getPartials();
   MeshAttr declaredMesh = declared ? declared.getMesh() : MeshAttr();
   if (inferred.mesh)
     for (auto [axis, kind] : inferred.partial)

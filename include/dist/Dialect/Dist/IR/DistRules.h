@@ -71,17 +71,26 @@ enum class Linearity {
   /// x + y, x - y: every operand must be partial alike (a sum of partial
   /// sums); a replicated addend would be counted once per process.
   Additive,
-  /// x * y: linear in each operand, so one operand may be partial per axis.
+  /// x * y: linear in each operand, so one operand may be partial (a sum)
+  /// per axis; and a product of partial products, every operand partial
+  /// alike.
   Multiplicative,
-  /// x / y: linear in the first operand only.
+  /// x / y (floating point): linear in the first operand only; a quotient
+  /// of partial products, every operand partial alike.
   Dividend,
+  /// max(x, y): a partial maximum passes, on any operands (max is
+  /// idempotent: a replicated operand may be taken once per process).
+  Maximum,
+  /// min(x, y): the same for a partial minimum.
+  Minimum,
   /// -x, dropout(x), x * c: linear in its one operand.
   Linear,
   /// Widening casts (extf, extsi, extui): exact, any reduction commutes.
   ExactCast,
   /// Rounding casts: only max and min commute with them.
   MonotoneCast,
-  /// Anything else (max, exp, comparisons, select): no partial operand.
+  /// Anything else (integer division, exp, comparisons, select): no
+  /// partial operand.
   Nonlinear,
 };
 
