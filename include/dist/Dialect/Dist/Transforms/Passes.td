@@ -336,15 +336,25 @@ def DistVerifyDistributions
       those that move values unchanged (`func`, `scf` and `cf` ops, whose
       verifiers match the types) or make them from nothing
       (`arith.constant`, `tensor.empty`, `tensor.splat`);
-    * `tensor.cast` may add an encoding to an unannotated tensor (an
-      assertion this pass trusts) or remove one, but not change one into
-      another: that would be communication without a collective;
+    * `tensor.cast` may add an encoding to an unannotated tensor or remove
+      one, but not change one into another, directly or through an
+      unannotated tensor: an encoding cast away comes back only as itself;
     * a function result marked `dist.grad = "w"` must not be partial (the
       gradient sync is incomplete), and must be distributed as the argument
       marked `dist.param = "w"` of the same function, if there is one;
-    * a collective inside `scf.if`, `scf.for` or `scf.while` whose
-      condition or bounds derive from `dist.process_coord` is an error: the
-      processes of a group would issue different collectives and deadlock.
+    * a value that differs between processes along a mesh axis (it derives
+      from `dist.process_coord`, or from a tensor split or partial over the
+      axis, through any op, region, branch or call) must not be declared
+      the same on every process along it (a splat of a coordinate declared
+      replicated), nor be a rule op's unannotated operand;
+    * a collective, or a call of a function that issues one, must not be
+      under control that differs along an axis of its group: a region op
+      (`scf`, `affine`, any `RegionBranchOpInterface` op) whose condition,
+      bounds or index differ, a `cf` branch the collective's block is
+      control dependent on, or an op with regions dist knows nothing of;
+      only some processes of the group would issue it and the group would
+      deadlock. The diagnostic shows the source of the difference and, for
+      a call, the chain of calls down to the collective.
 
     An unannotated tensor is replicated. `--dist-auto-parallel` runs this
     pass first and last.
