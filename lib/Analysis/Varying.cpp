@@ -83,11 +83,13 @@ namespace mlir::dist {
 /// results) changes. The lattice only grows and is finite (the mesh axes
 /// of the module), so the loop ends; straight-line code takes one visit.
 struct VaryingSolver {
-  explicit VaryingSolver(VaryingAnalysis &out) : out(out) {}
+  VaryingSolver(VaryingAnalysis &out, MLIRContext *ctx)
+      : out(out), distDialect(ctx->getLoadedDialect<DistDialect>()) {}
 
   using CastAways = SmallVector<std::pair<TensorDistAttr, Operation *>, 1>;
 
   VaryingAnalysis &out;
+  Dialect *distDialect;
   SymbolTableCollection symbols;
   /// Per function: what its callers pass (plain arguments) and what it
   /// returns.
@@ -95,7 +97,7 @@ struct VaryingSolver {
   DenseMap<Operation *, SmallVector<CastAways>> argCastAways, returnedCastAways;
   bool changed = false;
 
-  const Variation &of(Value v) const { return out.of(v); }
+  Variation of(Value v) const { return out.of(v); }
 
   static bool joinCastAways(CastAways &into, const CastAways &from) {
     bool added = false;
@@ -109,28 +111,32 @@ struct VaryingSolver {
 
   const CastAways &castAwayOf(Value v) {
     static const CastAways none;
+    if (out.castAway.empty())
+      return none;
     auto it = out.castAway.find(v);
     return it == out.castAway.end() ? none : it->second;
   }
 
   /// What `value` is computed from: `flow`, and the encodings `cast` away.
-  /// An encoded value varies as it declares (its flow is kept to be
+  /// An encoded value varies as it declares (its flow is kept where it is
   /// checked); `feedsBack` says that a later visit must see a change.
   void setValue(Value value, const Variation &flow, const CastAways &cast,
                 bool feedsBack) {
-    bool added = false;
     if (getTensorDist(value.getType())) {
-      added |= out.flows[value].join(flow);
-      if (!out.values.count(value))
-        out.values[value] = Variation::declared(
-            value.getType(), value.getDefiningOp()
-                                 ? value.getDefiningOp()
-                                 : value.getParentRegion()->getParentOp());
-    } else if (!flow.empty()) {
-      added |= out.values[value].join(flow);
+      // Nothing reads a flow but the check, after the fixpoint: every
+      // round joins it again, and the last one is complete.
+      if (!flow.empty() && VaryingAnalysis::flowIsTracked(value))
+        out.flows[value].join(flow);
+      return;
     }
-    if (!cast.empty())
-      added |= joinCastAways(out.castAway[value], cast);
+    bool added = false;
+    if (!flow.empty())
+      added |= out.plain[value].join(flow);
+    if (!cast.empty()) {
+      // `cast` may be another value's entry: inserting could move it.
+      CastAways from(cast);
+      added |= joinCastAways(out.castAway[value], from);
+    }
     // Blocks are visited in their order, which need not be dominance
     // order: in a region of several blocks, a later block may define what
     // an earlier one uses, so any change there asks for another visit.
@@ -151,8 +157,16 @@ struct VaryingSolver {
   }
 
   void run(Operation *root) {
+    // The functions outside any function; those inside one are visited
+    // with it.
     SmallVector<FunctionOpInterface> functions;
-    root->walk([&](FunctionOpInterface f) { functions.push_back(f); });
+    root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto f = dyn_cast<FunctionOpInterface>(op)) {
+        functions.push_back(f);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
     // A bound far above any real program (each round adds an axis
     // somewhere), so that a bug cannot loop for ever.
     for (int round = 0; round < 1000; ++round) {
@@ -168,13 +182,17 @@ struct VaryingSolver {
     if (f.isExternal())
       return;
     Block &entry = f.getFunctionBody().front();
-    auto &fromCalls = argsFromCalls[f];
-    auto &casts = argCastAways[f];
-    for (BlockArgument arg : entry.getArguments()) {
-      unsigned i = arg.getArgNumber();
-      Variation v = i < fromCalls.size() ? fromCalls[i] : Variation();
-      CastAways c = i < casts.size() ? casts[i] : CastAways();
-      setValue(arg, v, c, /*feedsBack=*/false);
+    // Only unannotated arguments take what the callers pass.
+    auto fromCalls = argsFromCalls.find(f);
+    if (fromCalls != argsFromCalls.end()) {
+      const SmallVector<CastAways> &casts = argCastAways[f];
+      for (BlockArgument arg : entry.getArguments()) {
+        unsigned i = arg.getArgNumber();
+        if (i < fromCalls->second.size())
+          setValue(arg, fromCalls->second[i],
+                   i < casts.size() ? casts[i] : CastAways(),
+                   /*feedsBack=*/false);
+      }
     }
     visitRegion(f.getFunctionBody());
   }
@@ -186,8 +204,16 @@ struct VaryingSolver {
   }
 
   void visitOp(Operation *op) {
-    if (isa<FunctionOpInterface>(op))
-      return; // Visited from run().
+    // Most ops of a program: a dist op making encoded values (collectives
+    // included), which vary as declared whatever they take.
+    if (op->getDialect() == distDialect && op->getNumResults() &&
+        llvm::all_of(op->getResultTypes(),
+                     [](Type t) { return getTensorDist(t); }))
+      return;
+    if (auto f = dyn_cast<FunctionOpInterface>(op)) {
+      visitFunction(f); // Nested in a function.
+      return;
+    }
     if (auto coord = dyn_cast<ProcessCoordOp>(op)) {
       Variation v;
       MeshAttr mesh = coord.getMesh();
@@ -241,6 +267,14 @@ struct VaryingSolver {
       visitBranch(branch);
       return;
     }
+    bool returns = op->hasTrait<OpTrait::ReturnLike>();
+    // Encoded results that a rule computes vary as declared: nothing to
+    // join (the common case, so it costs no lookup).
+    if (!returns && llvm::none_of(op->getResults(), [](Value r) {
+          return !getTensorDist(r.getType()) ||
+                 VaryingAnalysis::flowIsTracked(r);
+        }))
+      return;
     Variation v;
     CastAways c;
     for (Value operand : op->getOperands()) {
@@ -250,13 +284,16 @@ struct VaryingSolver {
     for (Value r : op->getResults())
       setValue(r, v, c, false);
     // What a function returns, for its callers.
-    if (op->hasTrait<OpTrait::ReturnLike>())
+    if (returns && !llvm::all_of(op->getOperandTypes(),
+                                 [](Type t) { return getTensorDist(t); }))
       if (auto f = dyn_cast<FunctionOpInterface>(op->getParentOp())) {
         auto &results = returned[f];
         auto &casts = returnedCastAways[f];
         results.resize(std::max<size_t>(results.size(), op->getNumOperands()));
         casts.resize(results.size());
         for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+          if (getTensorDist(operand.getType()))
+            continue; // The call's result varies as declared.
           changed |= results[i].join(of(operand));
           changed |= joinCastAways(casts[i], castAwayOf(operand));
         }
@@ -278,18 +315,28 @@ struct VaryingSolver {
         setValue(r, v, c, false);
       return;
     }
-    auto &args = argsFromCalls[f];
-    auto &casts = argCastAways[f];
-    args.resize(std::max<size_t>(args.size(), call.getArgOperands().size()));
-    casts.resize(args.size());
-    for (auto [i, operand] : llvm::enumerate(call.getArgOperands())) {
-      changed |= args[i].join(of(operand));
-      changed |= joinCastAways(casts[i], castAwayOf(operand));
+    // An encoded argument varies as declared in the callee too: only the
+    // unannotated ones carry what the callers pass.
+    ValueRange operands = call.getArgOperands();
+    if (!llvm::all_of(operands.getTypes(),
+                      [](Type t) { return getTensorDist(t); })) {
+      auto &args = argsFromCalls[f];
+      auto &casts = argCastAways[f];
+      args.resize(std::max<size_t>(args.size(), operands.size()));
+      casts.resize(args.size());
+      for (auto [i, operand] : llvm::enumerate(operands)) {
+        if (getTensorDist(operand.getType()))
+          continue;
+        changed |= args[i].join(of(operand));
+        changed |= joinCastAways(casts[i], castAwayOf(operand));
+      }
     }
-    auto &results = returned[f];
+    auto results = returned.find(f);
+    if (results == returned.end())
+      return; // Nothing unannotated returned (yet).
     auto &resultCasts = returnedCastAways[f];
     for (auto [i, r] : llvm::enumerate(call->getResults()))
-      setValue(r, i < results.size() ? results[i] : Variation(),
+      setValue(r, i < results->second.size() ? results->second[i] : Variation(),
                i < resultCasts.size() ? resultCasts[i] : CastAways(), false);
   }
 
@@ -430,14 +477,30 @@ struct VaryingSolver {
 } // namespace mlir::dist
 
 VaryingAnalysis::VaryingAnalysis(Operation *root) {
-  VaryingSolver solver(*this);
+  VaryingSolver solver(*this, root->getContext());
   solver.run(root);
 }
 
-const Variation &VaryingAnalysis::of(Value value) const {
-  static const Variation none;
-  auto it = values.find(value);
-  return it == values.end() ? none : it->second;
+Variation VaryingAnalysis::of(Value value) const {
+  if (getTensorDist(value.getType())) {
+    Operation *source = value.getDefiningOp();
+    if (!source)
+      source = value.getParentRegion()->getParentOp();
+    return Variation::declared(value.getType(), source);
+  }
+  auto it = plain.find(value);
+  return it == plain.end() ? Variation() : it->second;
+}
+
+bool VaryingAnalysis::flowIsTracked(Value value) {
+  if (!getTensorDist(value.getType()))
+    return false;
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return !(arg.getOwner()->isEntryBlock() &&
+             isa<FunctionOpInterface>(arg.getOwner()->getParentOp()));
+  Operation *def = value.getDefiningOp();
+  return !isa<DistributionRuleInterface>(def) &&
+         !isa_and_nonnull<DistDialect>(def->getDialect());
 }
 
 const Variation &VaryingAnalysis::flowOf(Value value) const {

@@ -62,7 +62,9 @@ public:
   /// The first axis of `mesh` not in `allowed`, with its source.
   std::optional<std::pair<MeshAxis, Operation *>>
   outside(MeshAttr mesh, ArrayRef<int64_t> allowed) const;
-  ArrayRef<std::pair<MeshAxis, Operation *>> entries() const { return axes; }
+  ArrayRef<std::pair<MeshAxis, Operation *>> entries() const & { return axes; }
+  // The entries of a temporary would dangle.
+  void entries() const && = delete;
 
   /// The axes of `mesh` that `type`'s encoding splits a dim over or is
   /// partial over (those of size > 1), from `source`.
@@ -74,6 +76,12 @@ private:
 
 /// The variation of every value of a module, and of the control of every
 /// region op and branch, to a fixpoint over loops, branches and calls.
+///
+/// An encoded tensor varies as its encoding declares: what flows into it is
+/// kept only where the check compares the two (results of ops without a
+/// rule, block arguments), and what it was cast from is forgotten (its
+/// encoding is its distribution again). Only unannotated values that vary
+/// are stored, so a program of encoded ops costs no map entry per value.
 class VaryingAnalysis {
 public:
   explicit VaryingAnalysis(Operation *root);
@@ -81,23 +89,27 @@ public:
   /// Along which axes `value` may differ between processes. For a tensor
   /// with an encoding: what the encoding declares (flowOf says what its
   /// operands make it).
-  const Variation &of(Value value) const;
-  /// What an encoded result's operands (and control) make it vary along,
-  /// whatever it declares; empty for values without an encoding.
+  Variation of(Value value) const;
+  /// What an encoded value's operands (and control) make it vary along,
+  /// whatever it declares, where flowIsTracked(value); empty otherwise.
   const Variation &flowOf(Value value) const;
+  /// Whether flowOf is kept for `value`: an encoded value that no rule
+  /// computes (the result of an op without a rule, outside the dist
+  /// dialect; a block argument other than a function's).
+  static bool flowIsTracked(Value value);
   /// For an op with regions or a branch: the variation of what decides
   /// whether, which and how often its regions or successors run (an
   /// scf.if's condition, a loop's bounds, scf.while's condition, a cond_br's
   /// flag), not of the values it forwards.
   const Variation &controlOf(Operation *op) const;
   /// The encodings cast away (tensor.cast to an unannotated tensor) on the
-  /// way to `value`, each with its cast.
+  /// way to the unannotated `value`, each with its cast.
   ArrayRef<std::pair<TensorDistAttr, Operation *>>
   castAwayOf(Value value) const;
 
 private:
   friend struct VaryingSolver;
-  llvm::DenseMap<Value, Variation> values, flows;
+  llvm::DenseMap<Value, Variation> plain, flows;
   llvm::DenseMap<Operation *, Variation> controls;
   llvm::DenseMap<Value, SmallVector<std::pair<TensorDistAttr, Operation *>, 1>>
       castAway;

@@ -87,6 +87,25 @@ func.func @casts(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) -> (tensor<4xf32, 
 
 // -----
 
+// A partial cast away and back as itself, then reduced: the allreduce's
+// result is replicated, and casting that away and back again is no
+// laundering (the cast-away of the partial is not carried past the reduce).
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @reduced_after_round_trip
+func.func @reduced_after_round_trip(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) -> tensor<4xf32, #dist.tensor<#mesh, [-1]>> {
+  %u = tensor.cast %p : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> to tensor<4xf32>
+  %t = tensor.cast %u : tensor<4xf32> to tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+  // CHECK: dist.allreduce
+  // CHECK-NEXT: tensor.cast %{{.*}} : tensor<4xf32, #dist.tensor<#{{.*}}, [-1]>> to tensor<4xf32>
+  // CHECK-NEXT: tensor.cast %{{.*}} : tensor<4xf32> to tensor<4xf32, #dist.tensor<#{{.*}}, [-1]>>
+  %r = dist.allreduce %t on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  %v = tensor.cast %r : tensor<4xf32, #dist.tensor<#mesh, [-1]>> to tensor<4xf32>
+  %w = tensor.cast %v : tensor<4xf32> to tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return %w : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+}
+
+// -----
+
 // After an allreduce the group agrees: its value may decide control.
 #mesh = #dist.mesh<shape = [2], names = ["mp"]>
 // CHECK-LABEL: func @agreed_condition

@@ -106,7 +106,9 @@ static void noteSource(InFlightDiagnostic &diag, MeshAxis axis,
 /// those it splits a dim over or is partial over.
 static SmallVector<int64_t> declaredAxes(Type type) {
   SmallVector<int64_t> axes;
-  for (auto [axis, source] : Variation::declared(type, nullptr).entries())
+  // Held by name: entries() refers into it.
+  Variation declared = Variation::declared(type, nullptr);
+  for (auto [axis, source] : declared.entries())
     axes.push_back(axis.axis);
   return axes;
 }
@@ -115,8 +117,7 @@ static SmallVector<int64_t> declaredAxes(Type type) {
 /// (replicated or complete over it) must not be computed from one that
 /// differs along it: a splat of a coordinate, a cast of a shard.
 static LogicalResult checkDeclared(Value value, Operation *at,
-                                   const VaryingAnalysis &varying,
-                                   StringRef what) {
+                                   const VaryingAnalysis &varying) {
   TensorDistAttr dist = getTensorDist(value.getType());
   if (!dist)
     return success();
@@ -126,6 +127,11 @@ static LogicalResult checkDeclared(Value value, Operation *at,
   if (!outside)
     return success();
   auto [axis, source] = *outside;
+  std::string what =
+      isa<OpResult>(value)
+          ? "result #" + std::to_string(cast<OpResult>(value).getResultNumber())
+          : "block argument #" +
+                std::to_string(cast<BlockArgument>(value).getArgNumber());
   InFlightDiagnostic diag = at->emitOpError()
                             << what << " differs between processes along mesh "
                             << rules::axisName(axis.mesh, axis.axis)
@@ -139,8 +145,7 @@ static LogicalResult checkDeclared(Value value, Operation *at,
 /// between processes is a distributed value without its encoding.
 static LogicalResult checkPlainOperands(Operation *op,
                                         const VaryingAnalysis &varying) {
-  if (!isa<DistributionRuleInterface>(op) ||
-      (llvm::none_of(op->getOperandTypes(), isEncoded) &&
+  if ((llvm::none_of(op->getOperandTypes(), isEncoded) &&
        llvm::none_of(op->getResultTypes(), isEncoded)))
     return success();
   for (OpOperand &operand : op->getOpOperands()) {
@@ -207,69 +212,66 @@ struct Divergence {
 
 class DivergenceChecker {
 public:
-  DivergenceChecker(ModuleOp module, const VaryingAnalysis &varying)
-      : varying(varying) {
-    collectIssued(module);
+  explicit DivergenceChecker(const VaryingAnalysis &varying)
+      : varying(varying) {}
+
+  /// Notes `op` if it is a collective (a dist op: `isDist`) or a call.
+  void collect(Operation *op, bool isDist) {
+    if (isDist) {
+      auto c = dyn_cast<CollectiveOpInterface>(op);
+      // c_identity moves nothing in the forward direction.
+      if (!c || isa<CIdentityOp>(op))
+        return;
+      Operation *f = op->getParentOfType<FunctionOpInterface>();
+      collectives.emplace_back(c, f);
+      if (f)
+        addIssued(f, c.getMesh(), c.getAxes(), op);
+    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+      if (Operation *f = op->getParentOfType<FunctionOpInterface>())
+        calls.emplace_back(f, call);
+    }
   }
 
-  /// Checks every collective and every call of a function that issues one.
-  LogicalResult check(ModuleOp module) {
+  /// Checks every collective and every call of a function that issues one
+  /// (after collect has seen every op).
+  LogicalResult check() {
+    propagateIssued();
     LogicalResult result = success();
-    module.walk([&](Operation *op) {
-      if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
-        // c_identity moves nothing in the forward direction.
-        if (isa<CIdentityOp>(op))
-          return;
-        if (std::optional<Divergence> d =
-                find(op, collective.getMesh(), collective.getAxes()))
-          report(op, *d, {});
-        else
-          return;
+    for (auto [collective, f] : collectives)
+      if (std::optional<Divergence> d =
+              find(collective, collective.getMesh(), collective.getAxes())) {
+        report(collective, *d, {});
         result = failure();
-        return;
       }
-      auto call = dyn_cast<CallOpInterface>(op);
-      if (!call)
-        return;
+    for (auto [f, call] : calls) {
       Operation *callee = call.resolveCallableInTable(&symbols);
       auto it = issued.find(callee);
       if (it == issued.end())
-        return;
+        continue;
       for (const Issued &entry : it->second)
-        if (std::optional<Divergence> d = find(op, entry.mesh, entry.axes)) {
-          report(op, *d, entry);
+        if (std::optional<Divergence> d = find(call, entry.mesh, entry.axes)) {
+          report(call, *d, entry);
           result = failure();
-          return;
+          break;
         }
-    });
+    }
     return result;
   }
 
 private:
-  /// The collectives of every function, to a fixpoint over calls
+  bool addIssued(Operation *f, MeshAttr mesh, ArrayRef<int64_t> axes,
+                 Operation *witness) {
+    auto &list = issued[f];
+    for (const Issued &e : list)
+      if (e.mesh == mesh && ArrayRef<int64_t>(e.axes) == axes)
+        return false;
+    list.push_back({mesh, SmallVector<int64_t>(axes), witness});
+    return true;
+  }
+
+  /// The collectives of every function through its calls, to a fixpoint
   /// (recursion included).
-  void collectIssued(ModuleOp module) {
-    auto add = [&](Operation *f, MeshAttr mesh, ArrayRef<int64_t> axes,
-                   Operation *witness) {
-      auto &list = issued[f];
-      for (const Issued &e : list)
-        if (e.mesh == mesh && ArrayRef<int64_t>(e.axes) == axes)
-          return false;
-      list.push_back({mesh, SmallVector<int64_t>(axes), witness});
-      return true;
-    };
-    SmallVector<std::pair<Operation *, CallOpInterface>> calls;
-    module.walk([&](Operation *op) {
-      Operation *f = op->getParentOfType<FunctionOpInterface>();
-      if (!f)
-        return;
-      if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
-        if (!isa<CIdentityOp>(op))
-          add(f, c.getMesh(), c.getAxes(), op);
-      } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-        calls.emplace_back(f, call);
-      }
-    });
+  void propagateIssued() {
     for (bool changed = true; changed;) {
       changed = false;
       for (auto [f, call] : calls) {
@@ -279,7 +281,7 @@ private:
           continue;
         SmallVector<Issued> entries(it->second);
         for (const Issued &e : entries)
-          changed |= add(f, e.mesh, e.axes, call);
+          changed |= addIssued(f, e.mesh, e.axes, call);
       }
     }
   }
@@ -397,6 +399,8 @@ private:
   }
 
   const VaryingAnalysis &varying;
+  SmallVector<std::pair<CollectiveOpInterface, Operation *>> collectives;
+  SmallVector<std::pair<Operation *, CallOpInterface>> calls;
   SymbolTableCollection symbols;
   DenseMap<Operation *, SmallVector<Issued>> issued;
   DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> postDominance;
@@ -500,35 +504,37 @@ LogicalResult mlir::dist::verifyDistributions(ModuleOp module) {
         hadError = true;
   });
   VaryingAnalysis varying(module);
+  DivergenceChecker divergence(varying);
+  Dialect *distDialect = module.getContext()->getLoadedDialect<DistDialect>();
   module.walk([&](Operation *op) {
-    if (reported.contains(op))
+    if (!reported.empty() && reported.contains(op))
       return;
-    if (failed(checkPlainOperands(op, varying)))
+    bool isDist = op->getDialect() == distDialect;
+    divergence.collect(op, isDist);
+    bool hasRule = isa<DistributionRuleInterface>(op);
+    if (hasRule && failed(checkPlainOperands(op, varying)))
       hadError = true;
+    if (isDist)
+      return;
     if (auto cast = dyn_cast<tensor::CastOp>(op))
       if (failed(checkCastBack(cast, varying)))
         hadError = true;
     // What only moves or makes values is where a differing value could
     // pass for a replicated one.
-    if (!isa<DistributionRuleInterface>(op) &&
-        !isa_and_nonnull<DistDialect>(op->getDialect()))
-      for (auto [i, r] : llvm::enumerate(op->getResults()))
-        if (failed(
-                checkDeclared(r, op, varying, ("result #" + Twine(i)).str())))
+    if (!hasRule)
+      for (Value r : op->getResults())
+        if (failed(checkDeclared(r, op, varying)))
           hadError = true;
     for (Region &region : op->getRegions())
       for (Block &block : region) {
         if (block.isEntryBlock() && isa<FunctionOpInterface>(op))
           continue;
         for (BlockArgument arg : block.getArguments())
-          if (failed(checkDeclared(
-                  arg, op, varying,
-                  ("block argument #" + Twine(arg.getArgNumber())).str())))
+          if (failed(checkDeclared(arg, op, varying)))
             hadError = true;
       }
   });
-  DivergenceChecker divergence(module, varying);
-  if (failed(divergence.check(module)))
+  if (failed(divergence.check()))
     hadError = true;
   return failure(hadError);
 }
