@@ -49,6 +49,7 @@ if [ "${DIST_SANITIZERS:-1}" != 0 ]; then
   asan_rt="$(/usr/lib/llvm-22/bin/clang++ -print-runtime-dir)/libclang_rt.asan-x86_64.so"
   run_suites "$san_build" sanitizers LD_PRELOAD="$asan_rt" \
     ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=false \
+    UCX_MEM_MMAP_HOOK_MODE=none \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   status=0
   "$root/scripts/fuzz.sh" "$san_build" "${DIST_FUZZ_SECONDS:-20}" \

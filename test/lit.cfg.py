@@ -63,6 +63,11 @@ if config.enable_sanitizers:
     # dist-run gives the ranks (mlir-runner, with libdist_runtime.so) the
     # runtime too.
     config.environment["DIST_RUN_PRELOAD"] = config.asan_runtime
+    # MPICH's UCX patches mmap with a relative jump to its hook; where ASLR
+    # puts that hook beyond the jump's reach (as it may beside the ASan
+    # runtime), the patched mmap jumps to nowhere and a rank dies while
+    # loading libmpich. Without the hooks UCX registers memory on demand.
+    config.environment["UCX_MEM_MMAP_HOOK_MODE"] = "none"
 
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
 tools = [
