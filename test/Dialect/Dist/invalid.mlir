@@ -899,3 +899,171 @@ func.func @typo(%w: tensor<4xf32> {dist.parameter = "w"}) {
 func.func @global_overflow(%x: tensor<4611686018427387904xf32, #dist.tensor<#mesh, [0]>>) {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Redistribution
+//===----------------------------------------------------------------------===//
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_plain(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op needs a #dist.tensor encoding on its operand and its result: they say what it redistributes}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<4x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_not_split(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op mesh axis 0 goes from replicated to replicated, but 'dist.all_gather' takes a split dim to replicated}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_shape(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op result's global shape [4, 8] differs from the operand's [8, 8]}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_other_axis(%x: tensor<4x2xf32, #dist.tensor<#mesh, [0, 1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op mesh axis 1 is split dim 1 in the operand but replicated in the result; only the axes the op runs over may change}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<4x2xf32, #dist.tensor<#mesh, [0, 1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_element(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op result element type 'f16' differs from the operand's 'f32'}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x8xf16, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [4, 2]>
+func.func @gather_mesh(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op result is distributed on mesh #dist.mesh<shape = [4, 2]>, not on the op's mesh #dist.mesh<shape = [2, 4]>}}
+  %r = dist.all_gather %x on #mesh axes = [0] : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#other, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_axes(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op mesh axis 2 is out of range for a mesh of rank 2}}
+  %r = dist.all_gather %x on #mesh axes = [2] : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @gather_never_waited(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_gather' op result is never waited for}}
+  %f = dist.all_gather %x on #mesh axes = [0] stream = mp : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> !dist.future<tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @scatter_kind(%p: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : max]>>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op mesh axis 1 goes from partial (max) to split dim 1, but 'dist.reduce_scatter' takes partial (sum) to a split dim}}
+  %r = dist.reduce_scatter %p on #mesh axes = [1] reduce = sum : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : max]>> -> tensor<8x2xf32, #dist.tensor<#mesh, [-1, 1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @scatter_to_partial(%p: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op mesh axis 1 goes from partial (sum) to replicated, but 'dist.reduce_scatter' takes partial (sum) to a split dim}}
+  %r = dist.reduce_scatter %p on #mesh axes = [1] reduce = sum : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @all_to_all_two_axes(%x: tensor<4x2xf32, #dist.tensor<#mesh, [0, 1]>>) {
+  // expected-error @+1 {{'dist.all_to_all' op moves the split of one mesh axis, but has 2 axes}}
+  %r = dist.all_to_all %x on #mesh axes = [0, 1] : tensor<4x2xf32, #dist.tensor<#mesh, [0, 1]>> -> tensor<2x4xf32, #dist.tensor<#mesh, [1, 0]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @all_to_all_same_dim(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.all_to_all' op mesh axis 0 goes from split dim 0 to split dim 0, but 'dist.all_to_all' takes a split dim to another split dim}}
+  %r = dist.all_to_all %x on #mesh axes = [0] : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @slice_partial(%p: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>) {
+  // expected-error @+1 {{'dist.all_slice' op mesh axis 0 goes from partial (sum) to split dim 0, but 'dist.all_slice' takes replicated to a split dim}}
+  %r = dist.all_slice %p on #mesh axes = [0] : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @make_partial_kind(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
+  // expected-error @+1 {{'dist.make_partial' op mesh axis 0 goes from replicated to partial (max), but 'dist.make_partial' takes replicated or a split dim to partial (sum)}}
+  %r = dist.make_partial %x on #mesh axes = [0] reduce = sum : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : max]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @reshard_plain(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'dist.reshard' op needs a #dist.tensor encoding on its operand and its result}}
+  %r = dist.reshard %x : tensor<8x8xf32> -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [8]>
+func.func @reshard_mesh(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
+  // expected-error @+1 {{'dist.reshard' op changes the mesh from #dist.mesh<shape = [2, 4]> to #dist.mesh<shape = [8]>; a reshard stays on one mesh}}
+  %r = dist.reshard %x : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<1x8xf32, #dist.tensor<#other, [0, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @reshard_shape(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
+  // expected-error @+1 {{'dist.reshard' op result's global shape [16, 8] differs from the operand's [8, 8]}}
+  %r = dist.reshard %x : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @reshard_element(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
+  // expected-error @+1 {{'dist.reshard' op result element type 'i32' differs from the operand's 'f32'}}
+  %r = dist.reshard %x : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<4x8xi32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}

@@ -1,6 +1,7 @@
 //===- DistOps.cpp - dist operations --------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/AxisState.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/IR/SignatureCache.h"
@@ -9,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -234,6 +236,213 @@ LogicalResult CIdentityOp::verify() {
       })))
     return failure();
   return verifyAsync(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Redistribution
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a redistribution op allows one of its axes to do: whether the
+/// transition is one it makes, and how the op's description names it.
+struct Transition {
+  StringRef description;
+  function_ref<bool(AxisState from, AxisState to)> allowed;
+};
+} // namespace
+
+/// The checks every redistribution shares: encodings on both sides on the
+/// op's mesh, one element type, one global shape, the axes outside `axes`
+/// unchanged and each of `axes` making `transition`.
+static LogicalResult verifyRedistribution(Operation *op, RankedTensorType in,
+                                          RankedTensorType out, MeshAttr mesh,
+                                          ArrayRef<int64_t> axes,
+                                          Transition transition) {
+  TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
+  if (!inDist || !outDist)
+    return op->emitOpError("needs a #dist.tensor encoding on its operand and "
+                           "its result: they say what it redistributes");
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError("result element type ")
+           << out.getElementType() << " differs from the operand's "
+           << in.getElementType();
+  if (failed(verifyMeshAxes(op, mesh, axes)) ||
+      failed(verifyOnMesh(op, inDist, mesh, "operand")) ||
+      failed(verifyOnMesh(op, outDist, mesh, "result")))
+    return failure();
+  SmallVector<int64_t> inGlobal = mesh::globalShape(in.getShape(), inDist);
+  SmallVector<int64_t> outGlobal = mesh::globalShape(out.getShape(), outDist);
+  if (failed(verifyCompatibleShape(inGlobal, outGlobal)))
+    return op->emitOpError("result's global shape ")
+           << shapeString(outGlobal) << " differs from the operand's "
+           << shapeString(inGlobal);
+  for (int64_t axis = 0; axis < mesh.getRank(); ++axis) {
+    AxisState from = getAxisState(inDist, axis);
+    AxisState to = getAxisState(outDist, axis);
+    if (!llvm::is_contained(axes, axis)) {
+      if (from != to)
+        return op->emitOpError("mesh axis ")
+               << axis << " is " << from << " in the operand but " << to
+               << " in the result; only the axes the op runs over may change";
+      continue;
+    }
+    if (!transition.allowed(from, to))
+      return op->emitOpError("mesh axis ")
+             << axis << " goes from " << from << " to " << to << ", but '"
+             << op->getName() << "' takes " << transition.description;
+  }
+  return success();
+}
+
+/// Whether a partial of `pending` is what a reduction with `kind` reduces
+/// (an avg of a sum is the mean of its terms, as for dist.allreduce).
+static bool reducesPartial(ReductionKind kind, ReductionKind pending) {
+  return pending == kind ||
+         (pending == ReductionKind::Sum && kind == ReductionKind::Avg);
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
+    return failure();
+  return verifyAsync(*this);
+}
+
+LogicalResult AllGatherOp::verifySignature() {
+  auto collective = cast<CollectiveOpInterface>(getOperation());
+  return verifyRedistribution(
+      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
+      getAxes(),
+      {"a split dim to replicated", [](AxisState from, AxisState to) {
+         return from.isSplit() && to.isReplicated();
+       }});
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
+    return failure();
+  return verifyAsync(*this);
+}
+
+LogicalResult ReduceScatterOp::verifySignature() {
+  auto collective = cast<CollectiveOpInterface>(getOperation());
+  ReductionKind kind = getKind();
+  std::string description =
+      ("partial (" + stringifyReductionKind(kind) + ") to a split dim").str();
+  return verifyRedistribution(
+      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
+      getAxes(), {description, [&](AxisState from, AxisState to) {
+                    return from.isPartial() &&
+                           reducesPartial(kind, from.reduction) && to.isSplit();
+                  }});
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
+    return failure();
+  return verifyAsync(*this);
+}
+
+LogicalResult AllToAllOp::verifySignature() {
+  if (getAxes().size() != 1)
+    return emitOpError("moves the split of one mesh axis, but has ")
+           << getAxes().size() << " axes";
+  auto collective = cast<CollectiveOpInterface>(getOperation());
+  return verifyRedistribution(
+      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
+      getAxes(),
+      {"a split dim to another split dim", [](AxisState from, AxisState to) {
+         return from.isSplit() && to.isSplit() && from.dim != to.dim;
+       }});
+}
+
+LogicalResult AllSliceOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult AllSliceOp::verifySignature() {
+  return verifyRedistribution(
+      *this, getInput().getType(), getResult().getType(), getMesh(), getAxes(),
+      {"replicated to a split dim", [](AxisState from, AxisState to) {
+         return from.isReplicated() && to.isSplit();
+       }});
+}
+
+OpFoldResult AllSliceOp::fold(FoldAdaptor) {
+  // The shard of a gather over the same axes is the gathered shard.
+  auto gather = getInput().getDefiningOp<AllGatherOp>();
+  if (gather && !cast<CollectiveOpInterface>(*gather).isAsync() &&
+      gather.getAxes() == getAxes() &&
+      gather.getInput().getType() == getResult().getType())
+    return gather.getInput();
+  return {};
+}
+
+LogicalResult MakePartialOp::verify() {
+  return checkOncePerSignature(*this, [&] { return verifySignature(); });
+}
+
+LogicalResult MakePartialOp::verifySignature() {
+  ReductionKind kind = getKind();
+  std::string description = ("replicated or a split dim to partial (" +
+                             stringifyReductionKind(kind) + ")")
+                                .str();
+  return verifyRedistribution(
+      *this, getInput().getType(), getResult().getType(), getMesh(), getAxes(),
+      {description, [&](AxisState from, AxisState to) {
+         return !from.isPartial() && to.isPartial() && to.reduction == kind;
+       }});
+}
+
+LogicalResult ReshardOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getResult().getType();
+  TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
+  if (!inDist || !outDist)
+    return emitOpError("needs a #dist.tensor encoding on its operand and its "
+                       "result");
+  if (inDist.getMesh() != outDist.getMesh())
+    return emitOpError("changes the mesh from ")
+           << inDist.getMesh() << " to " << outDist.getMesh()
+           << "; a reshard stays on one mesh";
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("result element type ")
+           << out.getElementType() << " differs from the operand's "
+           << in.getElementType();
+  SmallVector<int64_t> inGlobal = mesh::globalShape(in.getShape(), inDist);
+  SmallVector<int64_t> outGlobal = mesh::globalShape(out.getShape(), outDist);
+  if (failed(verifyCompatibleShape(inGlobal, outGlobal)))
+    return emitOpError("result's global shape ")
+           << shapeString(outGlobal) << " differs from the operand's "
+           << shapeString(inGlobal);
+  return success();
+}
+
+OpFoldResult ReshardOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+namespace {
+/// A reshard of a reshard goes straight from the first operand: the planner
+/// then sees the whole change (and the intermediate distribution, if
+/// nothing else uses it, is never materialised).
+struct ComposeReshards : OpRewritePattern<ReshardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshardOp>();
+    if (!inner)
+      return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getInputMutable().assign(inner.getInput()); });
+    return success();
+  }
+};
+} // namespace
+
+void ReshardOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<ComposeReshards>(context);
 }
 
 LogicalResult WaitOp::verify() {

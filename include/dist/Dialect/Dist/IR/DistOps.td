@@ -131,6 +131,198 @@ def Dist_CIdentityOp : Dist_CollectiveOp<"c_identity"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Redistribution
+//===----------------------------------------------------------------------===//
+
+// The collectives that change a tensor's local shape. Their operand and
+// result carry `#dist.tensor` encodings (which say what moves); per mesh axis
+// in `axes` each allows one transition, and every other axis keeps its
+// state. The global shape is the same on both sides.
+class Dist_RedistributeOp<string mnemonic, list<Trait> traits = []>
+    : Dist_CollectiveOp<mnemonic, traits> {
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
+}
+
+def Dist_AllGatherOp : Dist_RedistributeOp<"all_gather"> {
+  let summary = "Gather the shards of split dims: split over axes → replicated";
+  let description = [{
+    Every process of each group receives the concatenation of the group's
+    shards. Each mesh axis in `axes` splits a dim of the operand; in the
+    result those dims are replicated on it, and everything else (other
+    axes, partial axes) is unchanged. Lowered to `MPI_Allgather`
+    (`MPI_Iallgather` when asynchronous), with the blocks of a dim other than
+    the first unpacked after the exchange.
+
+    ```mlir
+    %r = dist.all_gather %x on #mesh axes = [1]
+        : tensor<8x256xf32, #dist.tensor<#mesh, [0, 1]>>
+        -> tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs Dist_CollectiveResult:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    (`stream` `=` $stream^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_ReduceScatterOp : Dist_RedistributeOp<"reduce_scatter"> {
+  let summary = "Reduce a partial tensor and keep one shard: partial → split";
+  let description = [{
+    The group's partial values are reduced with `reduce`, and each process
+    keeps its shard of the reduction: each mesh axis in `axes` is partial in
+    the operand (with `reduce`, or `sum` for an `avg`) and splits a dim in
+    the result that the operand does not split. Half the bytes of an
+    allreduce, and the shard is reduced before it is sliced (never the other
+    way round). Lowered to `MPI_Reduce_scatter_block`.
+
+    ```mlir
+    %r = dist.reduce_scatter %p on #mesh axes = [1] reduce = sum
+        : tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>
+        -> tensor<2x1024xf32, #dist.tensor<#mesh, [0, 1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    Dist_ReductionKind:$kind,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs Dist_CollectiveResult:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    `reduce` `=` $kind (`stream` `=` $stream^)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_AllToAllOp : Dist_RedistributeOp<"all_to_all"> {
+  let summary = "Move a split from one dim to another over the same mesh axis";
+  let description = [{
+    `axes` is one mesh axis; it splits a dim of the operand and another dim
+    of the result (which the operand does not split). Each process sends the
+    group member at position `q` the `q`-th block of its shard along the new
+    dim: no process ever holds more than its shard. Lowered to
+    `MPI_Alltoall`.
+
+    ```mlir
+    %r = dist.all_to_all %x on #mesh axes = [0]
+        : tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>
+        -> tensor<8x2xf32, #dist.tensor<#mesh, [-1, 0]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    OptionalAttr<Dist_StreamKind>:$stream
+  );
+  let results = (outs Dist_CollectiveResult:$result);
+  let assemblyFormat = commonArgsFormat # [{
+    (`stream` `=` $stream^)? attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+// Local redistributions: each process computes its result from its own
+// operand and its coordinates, with no communication.
+class Dist_LocalRedistributeOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::LogicalResult verifySignature();
+  }];
+}
+
+def Dist_AllSliceOp : Dist_LocalRedistributeOp<"all_slice"> {
+  let summary = "Keep this process's shard: replicated → split, locally";
+  let description = [{
+    Each mesh axis in `axes` leaves the operand replicated (neither split nor
+    partial) and splits a dim of the result; each process keeps the block of
+    that dim at its coordinate along the axis. No communication.
+
+    ```mlir
+    %s = dist.all_slice %x on #mesh axes = [1]
+        : tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1]>>
+        -> tensor<8x256xf32, #dist.tensor<#mesh, [0, 1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` custom<MeshRef>($mesh) `axes` `=` $axes attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Dist_MakePartialOp : Dist_LocalRedistributeOp<"make_partial"> {
+  let summary = "View a complete value as partial terms of a reduction, locally";
+  let description = [{
+    Each mesh axis in `axes` is not partial in the operand and is partial
+    with `reduce` in the result; a dim that the axis splits in the operand
+    is whole in the result. Each process makes terms whose reduction over
+    the group is the operand's global value: a replicated operand gives the
+    value itself for `max`, `min` and `avg`, and on the processes at
+    coordinate 0 only (the identity elsewhere) for `sum` and `prod`; a split
+    operand gives its shard in its block and the reduction's identity
+    around it (for `avg`, the shard times the group size). No communication.
+
+    ```mlir
+    %p = dist.make_partial %x on #mesh axes = [1] reduce = sum
+        : tensor<8x256xf32, #dist.tensor<#mesh, [0, 1]>>
+        -> tensor<8x1024xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : sum]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Dist_MeshAttr:$mesh,
+    DenseI64ArrayAttr:$axes,
+    Dist_ReductionKind:$kind
+  );
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` custom<MeshRef>($mesh) `axes` `=` $axes `reduce` `=` $kind
+    attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Dist_ReshardOp : Dist_Op<"reshard", [Pure]> {
+  let summary = "Change a tensor's distribution to any other of the same mesh";
+  let description = [{
+    The logical redistribution: the result holds the operand's global value
+    with the result type's distribution, on the same mesh. Nothing lowers it
+    directly: `--dist-lower-reshard` replaces it with the collectives and
+    local steps of the cheapest plan the cost model finds. A reshard to its
+    own type folds away, and a reshard of a reshard is one reshard.
+
+    ```mlir
+    %r = dist.reshard %x
+        : tensor<8x256xf32, #dist.tensor<#mesh, [0, 1]>>
+        -> tensor<4x512xf32, #dist.tensor<#mesh, [1, 0]>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
 def Dist_WaitOp : Dist_Op<"wait", [
     TypesMatchWith<"result is the value type of the future", "future", "result",
                    "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
