@@ -260,11 +260,11 @@ template <typename T> void divide(void *data, int64_t count, int groupSize) {
     values[i] /= static_cast<T>(groupSize);
 }
 
-template <typename T>
-int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
-              int64_t commHandle, MPI_Datatype type) {
-  if (send->size != recv->size || send->stride != 1 || recv->stride != 1)
-    fatal("iallreduce buffers differ in size or are strided", send->size);
+/// Fills the parts of a request every collective shares, lets `issue`
+/// start it, and files it under a handle.
+template <typename T, typename Issue>
+int64_t startRequest(DistMemRef1D *recv, int64_t reduction, int64_t commHandle,
+                     MPI_Datatype type, Issue issue) {
   Runtime &rt = runtime();
   Request entry;
   entry.active = true;
@@ -278,11 +278,8 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
   entry.siteSize = rt.lastSiteSize;
   rt.lastSite = nullptr;
   if (entry.average && !std::is_floating_point<T>::value)
-    fatal("an avg allreduce needs floating-point values", reduction);
-  check(MPI_Iallreduce(static_cast<T *>(send->aligned) + send->offset,
-                       entry.recv, static_cast<int>(send->size), type,
-                       toMPI(reduction), entry.comm, &entry.request),
-        "MPI_Iallreduce failed");
+    fatal("an avg reduction needs floating-point values", reduction);
+  issue(entry);
   ++rt.requestsStarted;
   if (!rt.freeRequests.empty()) {
     int64_t handle = rt.freeRequests.back();
@@ -294,6 +291,73 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
   rt.requests.push_back(entry);
   rt.lastRequest = static_cast<int64_t>(rt.requests.size()) - 1;
   return rt.lastRequest;
+}
+
+template <typename T> T *data(DistMemRef1D *buffer) {
+  return static_cast<T *>(buffer->aligned) + buffer->offset;
+}
+
+int groupSizeOf(int64_t commHandle) {
+  int size = 1;
+  check(MPI_Comm_size(static_cast<MPI_Comm>(commHandle), &size),
+        "MPI_Comm_size failed");
+  return size;
+}
+
+template <typename T>
+int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
+              int64_t commHandle, MPI_Datatype type) {
+  if (send->size != recv->size || send->stride != 1 || recv->stride != 1)
+    fatal("iallreduce buffers differ in size or are strided", send->size);
+  return startRequest<T>(recv, reduction, commHandle, type, [&](Request &e) {
+    check(MPI_Iallreduce(data<T>(send), e.recv, static_cast<int>(send->size),
+                         type, toMPI(reduction), e.comm, &e.request),
+          "MPI_Iallreduce failed");
+  });
+}
+
+template <typename T>
+int64_t startAllGather(DistMemRef1D *send, DistMemRef1D *recv,
+                       int64_t commHandle, MPI_Datatype type) {
+  int size = groupSizeOf(commHandle);
+  if (send->size * size != recv->size || send->stride != 1 || recv->stride != 1)
+    fatal("all-gather buffers do not hold the group's blocks", recv->size);
+  return startRequest<T>(recv, 0, commHandle, type, [&](Request &e) {
+    int count = static_cast<int>(send->size);
+    check(MPI_Iallgather(data<T>(send), count, type, e.recv, count, type,
+                         e.comm, &e.request),
+          "MPI_Iallgather failed");
+  });
+}
+
+template <typename T>
+int64_t startReduceScatter(DistMemRef1D *send, DistMemRef1D *recv,
+                           int64_t reduction, int64_t commHandle,
+                           MPI_Datatype type) {
+  int size = groupSizeOf(commHandle);
+  if (recv->size * size != send->size || send->stride != 1 || recv->stride != 1)
+    fatal("reduce-scatter buffers do not hold the group's blocks", send->size);
+  return startRequest<T>(recv, reduction, commHandle, type, [&](Request &e) {
+    check(MPI_Ireduce_scatter_block(data<T>(send), e.recv,
+                                    static_cast<int>(recv->size), type,
+                                    toMPI(reduction), e.comm, &e.request),
+          "MPI_Ireduce_scatter_block failed");
+  });
+}
+
+template <typename T>
+int64_t startAllToAll(DistMemRef1D *send, DistMemRef1D *recv,
+                      int64_t commHandle, MPI_Datatype type) {
+  int size = groupSizeOf(commHandle);
+  if (send->size != recv->size || send->size % size != 0 || send->stride != 1 ||
+      recv->stride != 1)
+    fatal("all-to-all buffers do not hold the group's blocks", send->size);
+  return startRequest<T>(recv, 0, commHandle, type, [&](Request &e) {
+    int block = static_cast<int>(send->size / size);
+    check(MPI_Ialltoall(data<T>(send), block, type, e.recv, block, type, e.comm,
+                        &e.request),
+          "MPI_Ialltoall failed");
+  });
 }
 
 /// Whether this run records a timeline (DIST_RUN_EVENTS_DIR is set).
@@ -564,6 +628,26 @@ DIST_IALLREDUCE(f64, double, MPI_DOUBLE)
 DIST_IALLREDUCE(i32, int32_t, MPI_INT32_T)
 DIST_IALLREDUCE(i64, int64_t, MPI_INT64_T)
 #undef DIST_IALLREDUCE
+
+#define DIST_REDISTRIBUTE(SUFFIX, TYPE, MPI_TYPE)                              \
+  int64_t _mlir_ciface_dist_iallgather_##SUFFIX(                               \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t comm) {                  \
+    return startAllGather<TYPE>(send, recv, comm, MPI_TYPE);                   \
+  }                                                                            \
+  int64_t _mlir_ciface_dist_ireduce_scatter_##SUFFIX(                          \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,               \
+      int64_t comm) {                                                          \
+    return startReduceScatter<TYPE>(send, recv, reduction, comm, MPI_TYPE);    \
+  }                                                                            \
+  int64_t _mlir_ciface_dist_ialltoall_##SUFFIX(                                \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t comm) {                  \
+    return startAllToAll<TYPE>(send, recv, comm, MPI_TYPE);                    \
+  }
+DIST_REDISTRIBUTE(f32, float, MPI_FLOAT)
+DIST_REDISTRIBUTE(f64, double, MPI_DOUBLE)
+DIST_REDISTRIBUTE(i32, int32_t, MPI_INT32_T)
+DIST_REDISTRIBUTE(i64, int64_t, MPI_INT64_T)
+#undef DIST_REDISTRIBUTE
 
 void dist_wait(int64_t handle) {
   if (handle == DIST_REQUEST_NONE)

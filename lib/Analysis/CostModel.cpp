@@ -257,10 +257,36 @@ double CostModel::collectiveTime(int64_t bytes, int64_t groupSize,
                                             (options.linkBandwidthGBps * 1e9);
 }
 
+double CostModel::redistributionTime(int64_t bytes, int64_t groupSize,
+                                     double ringFactor) const {
+  if (groupSize <= 1)
+    return 0.0;
+  if (const MeasuredCosts *measured = options.measured.get()) {
+    double n = static_cast<double>(groupSize);
+    const MeasuredCosts::Link &link =
+        nearestLink(measured->allreduce, groupSize);
+    return link.latencyUs * 1e-6 + ringFactor / (2.0 * (n - 1) / n) *
+                                       static_cast<double>(bytes) /
+                                       (link.bandwidthGBps * 1e9);
+  }
+  return collectiveTime(bytes, groupSize, ringFactor);
+}
+
 std::optional<double> CostModel::collectiveTime(Operation *op) const {
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   if (!collective)
     return std::nullopt;
+  if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op)) {
+    // The larger side is what all-gather and reduce-scatter move (p-1)/p of;
+    // an all-to-all keeps its size.
+    std::optional<int64_t> in = tensorBytes(collective.getInput().getType());
+    std::optional<int64_t> out = tensorBytes(collective.getResultTensorType());
+    if (!in || !out)
+      return std::nullopt;
+    int64_t p = mesh::groupSize(collective.getMesh(), collective.getAxes());
+    double n = static_cast<double>(p);
+    return redistributionTime(std::max(*in, *out), p, (n - 1) / n);
+  }
   std::optional<int64_t> bytes = tensorBytes(collective.getInput().getType());
   if (!bytes)
     return std::nullopt;

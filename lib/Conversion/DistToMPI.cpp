@@ -334,15 +334,103 @@ static FailureOr<Reduction> checkReduction(CollectiveOpInterface op,
   return Reduction{toRuntime(kind), toMPI(kind), element};
 }
 
+/// With events traced, tells the runtime that the collective it was told
+/// about last has been issued (a blocking one: has completed).
+static LogicalResult traceIssued(DistToMPIState &state,
+                                 ConversionPatternRewriter &rewriter,
+                                 Operation *op) {
+  if (!state.tracesEvents())
+    return success();
+  func::FuncOp end = state.getRuntimeFunction(
+      rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE_END,
+      rewriter.getFunctionType({}, {}), /*cInterface=*/false);
+  if (!end)
+    return failure();
+  func::CallOp::create(rewriter, op->getLoc(), end, ValueRange{});
+  return success();
+}
+
+/// With tracing on, tells the runtime which collective this process
+/// starts: a description for reports and a signature (what, how and how
+/// many) that the runtime's check compares across the group. `how` is what
+/// the op does, not how it is lowered (a broadcast is a sum to which only
+/// the root contributes, but reports and traces say broadcast).
+static LogicalResult traceCollective(DistToMPIState &state,
+                                     ConversionPatternRewriter &rewriter,
+                                     CollectiveOpInterface op, StringRef how,
+                                     Type elementType, int64_t count,
+                                     Value comm) {
+  if (!state.tracesCollectives())
+    return success();
+  Location loc = op.getLoc();
+  std::string what;
+  llvm::raw_string_ostream os(what);
+  os << op->getName().getStringRef() << " ";
+  if (!how.empty())
+    os << how << " ";
+  os << "of " << count << " x " << elementType << " over mesh axes [";
+  llvm::interleaveComma(op.getAxes(), os);
+  os << "]";
+  std::string site = describeForRuntime(op);
+  site += what.substr(op->getName().getStringRef().size());
+  auto i64 = rewriter.getI64Type();
+  auto string = MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type());
+  func::FuncOp trace = state.getRuntimeFunction(
+      rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE,
+      rewriter.getFunctionType({string, i64, i64, i64, comm.getType()}, {}),
+      /*cInterface=*/true);
+  if (!trace)
+    return failure();
+  Value text = buildRuntimeString(rewriter, loc, op, site);
+  // Two bits fewer, so that the runtime check may negate it.
+  Value signature = arith::ConstantOp::create(
+      rewriter, loc,
+      rewriter.getI64IntegerAttr(int64_t(llvm::xxh3_64bits(what) >> 2)));
+  Value countValue = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(count));
+  int64_t stream = 0;
+  if (op.isAsync())
+    stream = static_cast<int64_t>(op.getStream().value_or(StreamKind::Compute));
+  Value streamValue = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(stream));
+  func::CallOp::create(
+      rewriter, loc, trace,
+      ValueRange{text, signature, countValue, streamValue, comm});
+  return success();
+}
+
+/// The runtime's suffix for a buffer of `elementType` (one of
+/// getReductionElementType's results).
+static StringRef runtimeSuffix(Type elementType) {
+  return elementType.isF32()         ? "f32"
+         : elementType.isF64()       ? "f64"
+         : elementType.isInteger(32) ? "i32"
+                                     : "i64";
+}
+
+namespace {
+/// A lowering pattern that reads and extends the conversion's shared state
+/// (coordinates, communicators, runtime declarations).
+template <typename OpTy>
+class DistToMPIPattern : public OpConversionPattern<OpTy> {
+public:
+  DistToMPIPattern(const TypeConverter &converter, MLIRContext *ctx,
+                   DistToMPIState &state)
+      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
+
+protected:
+  DistToMPIState &state;
+};
+} // namespace
+
 namespace {
 /// Lowers the three collectives: each says what it contributes and how it
 /// reduces; issuing (blocking or not) is shared.
 template <typename OpTy>
-class CollectiveLowering : public OpConversionPattern<OpTy> {
+class CollectiveLowering : public DistToMPIPattern<OpTy> {
 public:
-  CollectiveLowering(const TypeConverter &converter, MLIRContext *ctx,
-                     DistToMPIState &state)
-      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
+  using DistToMPIPattern<OpTy>::DistToMPIPattern;
+  using DistToMPIPattern<OpTy>::state;
 
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
@@ -367,8 +455,10 @@ public:
     Value comm;
     if (communicates(op)) {
       comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
-      if (!comm || failed(traceCollective(rewriter, op, *reduction,
-                                          widenedType.getNumElements(), comm)))
+      if (!comm ||
+          failed(traceCollective(state, rewriter, collective, describeHow(op),
+                                 reduction->elementType,
+                                 widenedType.getNumElements(), comm)))
         return failure();
     }
 
@@ -378,7 +468,7 @@ public:
                                           cast<MemRefType>(flat.getType()));
       mpi::AllReduceOp::create(rewriter, loc, Type(), flat, out,
                                reduction->mpiKind, comm);
-      if (comm && failed(traceIssued(rewriter, op)))
+      if (comm && failed(traceIssued(state, rewriter, op)))
         return failure();
       Value result = unflatten(rewriter, loc, out, widenedType);
       if (reduction->kind == DIST_REDUCE_AVG)
@@ -406,12 +496,9 @@ public:
       auto anySize =
           MemRefType::get({ShapedType::kDynamic}, reduction->elementType);
       auto i64 = rewriter.getI64Type();
-      std::string suffix = reduction->elementType.isF32()         ? "f32"
-                           : reduction->elementType.isF64()       ? "f64"
-                           : reduction->elementType.isInteger(32) ? "i32"
-                                                                  : "i64";
+      StringRef suffix = runtimeSuffix(reduction->elementType);
       func::FuncOp start = state.getRuntimeFunction(
-          rewriter, op, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix),
+          rewriter, op, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix).str(),
           rewriter.getFunctionType({anySize, anySize, i64, comm.getType()},
                                    {i64}),
           /*cInterface=*/true);
@@ -424,7 +511,7 @@ public:
       request = func::CallOp::create(rewriter, loc, start,
                                      ValueRange{sendAny, recvAny, kind, comm})
                     .getResult(0);
-      if (failed(traceIssued(rewriter, op)))
+      if (failed(traceIssued(state, rewriter, op)))
         return failure();
     }
     rewriter.replaceOpWithMultiple(op, {{recv, request}});
@@ -432,72 +519,11 @@ public:
   }
 
 private:
-  /// With events traced, tells the runtime that the collective it was told
-  /// about last has been issued (a blocking one: has completed).
-  LogicalResult traceIssued(ConversionPatternRewriter &rewriter,
-                            OpTy op) const {
-    if (!state.tracesEvents())
-      return success();
-    func::FuncOp end = state.getRuntimeFunction(
-        rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE_END,
-        rewriter.getFunctionType({}, {}), /*cInterface=*/false);
-    if (!end)
-      return failure();
-    func::CallOp::create(rewriter, op.getLoc(), end, ValueRange{});
-    return success();
-  }
-
-  /// With tracing on, tells the runtime which collective this process
-  /// starts: a description for reports and a signature (what, how and how
-  /// many) that the runtime's check compares across the group.
-  LogicalResult traceCollective(ConversionPatternRewriter &rewriter, OpTy op,
-                                const Reduction &reduction, int64_t count,
-                                Value comm) const {
-    if (!state.tracesCollectives())
-      return success();
-    Location loc = op.getLoc();
-    std::string what;
-    llvm::raw_string_ostream os(what);
-    // What the op does, not how it is lowered: a broadcast is a sum to
-    // which only the root contributes, but reports and traces say
-    // broadcast.
-    os << op->getName().getStringRef() << " ";
+  static std::string describeHow(OpTy op) {
     if constexpr (std::is_same_v<OpTy, BroadcastOp>)
-      os << "from root " << op.getRoot();
+      return "from root " + std::to_string(op.getRoot());
     else
-      os << stringifyReductionKind(getKind(op));
-    os << " of " << count << " x " << reduction.elementType
-       << " over mesh axes [";
-    llvm::interleaveComma(op.getAxes(), os);
-    os << "]";
-    std::string site = describeForRuntime(op);
-    site += what.substr(op->getName().getStringRef().size());
-    auto i64 = rewriter.getI64Type();
-    auto string = MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type());
-    func::FuncOp trace = state.getRuntimeFunction(
-        rewriter, op, DIST_RUNTIME_TRACE_COLLECTIVE,
-        rewriter.getFunctionType({string, i64, i64, i64, comm.getType()}, {}),
-        /*cInterface=*/true);
-    if (!trace)
-      return failure();
-    Value text = buildRuntimeString(rewriter, loc, op, site);
-    // Two bits fewer, so that the runtime check may negate it.
-    Value signature = arith::ConstantOp::create(
-        rewriter, loc,
-        rewriter.getI64IntegerAttr(int64_t(llvm::xxh3_64bits(what) >> 2)));
-    Value countValue = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getI64IntegerAttr(count));
-    auto collective = cast<CollectiveOpInterface>(op.getOperation());
-    int64_t stream = 0;
-    if (collective.isAsync())
-      stream = static_cast<int64_t>(
-          collective.getStream().value_or(StreamKind::Compute));
-    Value streamValue = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getI64IntegerAttr(stream));
-    func::CallOp::create(
-        rewriter, loc, trace,
-        ValueRange{text, signature, countValue, streamValue, comm});
-    return success();
+      return stringifyReductionKind(getKind(op)).str();
   }
 
   static ReductionKind getKind(OpTy op) {
@@ -533,15 +559,467 @@ private:
       return arith::SelectOp::create(rewriter, loc, isRoot, input, zero);
     }
   }
-
-  DistToMPIState &state;
 };
 
-class WaitLowering : public OpConversionPattern<WaitOp> {
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Redistribution
+//===----------------------------------------------------------------------===//
+
+// MPI exchanges blocks of a 1-D buffer in group order; a block of a dim other
+// than the first is not contiguous. These reshape a tensor so that the group
+// index is its leading dim (packing before the exchange) or back (unpacking
+// after it), with expand_shape, transpose and collapse_shape on tensors.
+
+/// `t` with dim `dim` split into (`outer`, size / `outer`).
+static Value splitDim(OpBuilder &b, Location loc, Value t, int64_t dim,
+                      int64_t outer) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    ReassociationIndices group{int64_t(shape.size())};
+    if (d == dim) {
+      shape.push_back(outer);
+      group.push_back(int64_t(shape.size()));
+      shape.push_back(type.getDimSize(d) / outer);
+    } else {
+      shape.push_back(type.getDimSize(d));
+    }
+    groups.push_back(group);
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, groups);
+}
+
+/// `t` with its dims permuted (`perm[i]`: the dim of `t` that becomes dim i).
+static Value permute(OpBuilder &b, Location loc, Value t,
+                     ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return t;
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, t, init, perm).getResult()[0];
+}
+
+/// `t` with each group of consecutive dims in `groups` merged.
+static Value mergeDims(OpBuilder &b, Location loc, Value t,
+                       ArrayRef<ReassociationIndices> groups) {
+  if (llvm::all_of(groups, [](auto &g) { return g.size() == 1; }))
+    return t;
+  return tensor::CollapseShapeOp::create(b, loc, t, groups);
+}
+
+/// The mesh axes of `op` as the group index's dims, outermost first (the
+/// communicator's ranks are row-major over the axes in the op's order).
+static SmallVector<int64_t> groupDims(MeshAttr mesh, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> sizes;
+  for (int64_t axis : axes)
+    sizes.push_back(mesh.getAxisSize(axis));
+  return sizes;
+}
+
+/// The send tensor of a collective that hands member q the q-th block of
+/// `dims[i]` over axis `axes[i]` (reduce-scatter, all-to-all): each such dim
+/// split into (group size, block) and the group dims moved to the front.
+static Value packBlocks(OpBuilder &b, Location loc, Value t, MeshAttr mesh,
+                        ArrayRef<int64_t> axes, ArrayRef<int64_t> dims) {
+  int64_t rank = cast<RankedTensorType>(t.getType()).getRank();
+  // Where each original dim's (group, block) pair lands as dims are split
+  // from the last to the first.
+  SmallVector<int64_t> order(dims);
+  SmallVector<int64_t> sizes = groupDims(mesh, axes);
+  Value split = t;
+  SmallVector<int64_t> splitAt(rank, -1);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    auto it = llvm::find(dims, d);
+    if (it == dims.end())
+      continue;
+    split = splitDim(b, loc, split, d, sizes[it - dims.begin()]);
+  }
+  // Position of dim d's group index in the split tensor.
+  SmallVector<int64_t> position(rank + dims.size());
+  int64_t next = 0;
+  SmallVector<int64_t> groupPos(dims.size()), rest;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto it = llvm::find(dims, d);
+    if (it != dims.end()) {
+      groupPos[it - dims.begin()] = next++;
+    }
+    rest.push_back(next++);
+  }
+  SmallVector<int64_t> perm(groupPos);
+  perm.append(rest);
+  return permute(b, loc, split, perm);
+}
+
+/// The result of a collective that receives one block per member, laid out
+/// with the group dims first (`received`: [g_0, .., g_k, local...]), with
+/// member q's block placed at q along `dims[i]` (all-gather, all-to-all).
+static Value unpackBlocks(OpBuilder &b, Location loc, Value received,
+                          ArrayRef<int64_t> dims) {
+  int64_t k = dims.size();
+  int64_t rank = cast<RankedTensorType>(received.getType()).getRank() - k;
+  SmallVector<int64_t> perm;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    ReassociationIndices group;
+    auto it = llvm::find(dims, d);
+    if (it != dims.end()) {
+      group.push_back(perm.size());
+      perm.push_back(it - dims.begin());
+    }
+    group.push_back(perm.size());
+    perm.push_back(k + d);
+    groups.push_back(group);
+  }
+  return mergeDims(b, loc, permute(b, loc, received, perm), groups);
+}
+
+/// The dims that `axes` split in `dist`, in the order of `axes`.
+static SmallVector<int64_t> splitDims(TensorDistAttr dist,
+                                      ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> dims;
+  for (int64_t axis : axes)
+    dims.push_back(*dist.getDimOfMeshAxis(axis));
+  return dims;
+}
+
+static Value unpackRedistribution(OpBuilder &b, Location loc, Operation *op,
+                                  Value recv);
+
+namespace {
+/// Lowers all_gather, reduce_scatter and all_to_all: pack the operand so
+/// that the group's blocks lead, exchange the flat buffers through the
+/// runtime (blocking: start and wait at once), unpack. The async form's
+/// wait unpacks (WaitLowering, through unpackRedistribution).
+template <typename OpTy>
+class RedistributeLowering : public DistToMPIPattern<OpTy> {
 public:
-  WaitLowering(const TypeConverter &converter, MLIRContext *ctx,
-               DistToMPIState &state)
-      : OpConversionPattern<WaitOp>(converter, ctx), state(state) {}
+  using DistToMPIPattern<OpTy>::DistToMPIPattern;
+  using DistToMPIPattern<OpTy>::state;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    RankedTensorType inType = op.getInput().getType();
+    RankedTensorType outType = collective.getResultTensorType();
+    if (!inType.hasStaticShape())
+      return op->emitOpError("cannot be lowered to MPI: its shape ")
+             << inType << " is not static";
+    ReductionKind kind = ReductionKind::Sum;
+    if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
+      kind = op.getKind();
+    FailureOr<Reduction> reduction = checkReduction(collective, kind);
+    if (failed(reduction))
+      return failure();
+    Location loc = op.getLoc();
+    Type element = reduction->elementType;
+    Value input = convertElements(rewriter, loc, adaptor.getInput(), element);
+    Value send = pack(rewriter, loc, op, input);
+    auto sendType = cast<RankedTensorType>(send.getType());
+    int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
+    int64_t recvCount = outType.getNumElements();
+    if constexpr (std::is_same_v<OpTy, AllGatherOp>)
+      recvCount = sendType.getNumElements() * groupSize;
+
+    Value comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
+    if (!comm ||
+        failed(traceCollective(state, rewriter, collective, how(op), element,
+                               sendType.getNumElements(), comm)))
+      return failure();
+    auto flatType = MemRefType::get({recvCount}, element);
+    Value flat = flatten(rewriter, loc, send);
+    // MPI reads the send buffer until the wait (see CollectiveLowering).
+    auto sendFlatType = cast<MemRefType>(flat.getType());
+    Value sendBuffer = memref::AllocOp::create(rewriter, loc, sendFlatType);
+    memref::CopyOp::create(rewriter, loc, flat, sendBuffer);
+    Value recv = memref::AllocOp::create(rewriter, loc, flatType);
+    auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
+    auto i64 = rewriter.getI64Type();
+    SmallVector<Type> argTypes{anySize, anySize};
+    SmallVector<Value> args{
+        memref::CastOp::create(rewriter, loc, anySize, sendBuffer),
+        memref::CastOp::create(rewriter, loc, anySize, recv)};
+    if constexpr (std::is_same_v<OpTy, ReduceScatterOp>) {
+      argTypes.push_back(i64);
+      args.push_back(arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind)));
+    }
+    argTypes.push_back(comm.getType());
+    args.push_back(comm);
+    func::FuncOp start = state.getRuntimeFunction(
+        rewriter, op, (prefix() + runtimeSuffix(element)).str(),
+        rewriter.getFunctionType(argTypes, {i64}), /*cInterface=*/true);
+    if (!start)
+      return failure();
+    Value request =
+        func::CallOp::create(rewriter, loc, start, args).getResult(0);
+    if (failed(traceIssued(state, rewriter, op)))
+      return failure();
+    if (collective.isAsync()) {
+      rewriter.replaceOpWithMultiple(op, {{recv, request}});
+      return success();
+    }
+    func::FuncOp wait = state.getRuntimeFunction(
+        rewriter, op, DIST_RUNTIME_WAIT, rewriter.getFunctionType({i64}, {}),
+        /*cInterface=*/false);
+    if (!wait)
+      return failure();
+    func::CallOp::create(rewriter, loc, wait, ValueRange{request});
+    rewriter.replaceOp(op, unpackRedistribution(rewriter, loc, op, recv));
+    return success();
+  }
+
+private:
+  static StringRef prefix() {
+    if constexpr (std::is_same_v<OpTy, AllGatherOp>)
+      return DIST_RUNTIME_IALLGATHER_PREFIX;
+    else if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
+      return DIST_RUNTIME_IREDUCE_SCATTER_PREFIX;
+    else
+      return DIST_RUNTIME_IALLTOALL_PREFIX;
+  }
+
+  static std::string how(OpTy op) {
+    if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
+      return stringifyReductionKind(op.getKind()).str();
+    else
+      return "";
+  }
+
+  /// The operand laid out as the runtime sends it.
+  static Value pack(OpBuilder &b, Location loc, OpTy op, Value input) {
+    auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    TensorDistAttr outDist = getTensorDist(collective.getResultTensorType());
+    if constexpr (std::is_same_v<OpTy, AllGatherOp>)
+      return input;
+    else
+      return packBlocks(b, loc, input, op.getMesh(), op.getAxes(),
+                        splitDims(outDist, op.getAxes()));
+  }
+};
+} // namespace
+
+/// The result of the redistribution `op` from its flat receive buffer.
+static Value unpackRedistribution(OpBuilder &b, Location loc, Operation *op,
+                                  Value recv) {
+  auto collective = cast<CollectiveOpInterface>(op);
+  RankedTensorType outType = collective.getResultTensorType();
+  Type element = cast<MemRefType>(recv.getType()).getElementType();
+  TensorDistAttr inDist = getTensorDist(collective.getInput().getType());
+  RankedTensorType inType = collective.getInput().getType();
+  Value result;
+  if (isa<ReduceScatterOp>(op)) {
+    result = unflatten(b, loc, recv,
+                       RankedTensorType::get(outType.getShape(), element));
+  } else {
+    // [g..., block...]: the block is the operand's shard for a gather, and
+    // the operand's shard with the new dim's block for an all-to-all.
+    SmallVector<int64_t> shape =
+        groupDims(collective.getMesh(), collective.getAxes());
+    SmallVector<int64_t> dims;
+    if (isa<AllGatherOp>(op)) {
+      llvm::append_range(shape, inType.getShape());
+      dims = splitDims(inDist, collective.getAxes());
+    } else {
+      TensorDistAttr outDist = getTensorDist(outType);
+      SmallVector<int64_t> block(inType.getShape());
+      int64_t to = *outDist.getDimOfMeshAxis(collective.getAxes()[0]);
+      block[to] = outType.getDimSize(to);
+      llvm::append_range(shape, block);
+      dims = splitDims(inDist, collective.getAxes());
+    }
+    Value received =
+        unflatten(b, loc, recv, RankedTensorType::get(shape, element));
+    result = unpackBlocks(b, loc, received, dims);
+  }
+  auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
+  return convertElements(b, loc, result, plain.getElementType());
+}
+
+namespace {
+/// dist.all_slice: the block at this process's coordinates.
+class AllSliceLowering : public DistToMPIPattern<AllSliceOp> {
+public:
+  using DistToMPIPattern<AllSliceOp>::DistToMPIPattern;
+
+  LogicalResult
+  matchAndRewrite(AllSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType outType = op.getResult().getType();
+    if (!outType.hasStaticShape())
+      return op->emitOpError("cannot be lowered to MPI: its shape ")
+             << outType << " is not static";
+    Location loc = op.getLoc();
+    SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
+    TensorDistAttr outDist = getTensorDist(outType);
+    SmallVector<OpFoldResult> offsets(outType.getRank(),
+                                      rewriter.getIndexAttr(0));
+    for (int64_t axis : op.getAxes()) {
+      int64_t dim = *outDist.getDimOfMeshAxis(axis);
+      Value size = arith::ConstantIndexOp::create(rewriter, loc,
+                                                  outType.getDimSize(dim));
+      offsets[dim] =
+          arith::MulIOp::create(rewriter, loc, coords[axis], size).getResult();
+    }
+    SmallVector<OpFoldResult> sizes,
+        strides(outType.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t size : outType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, plain, adaptor.getInput(), offsets, sizes, strides);
+    return success();
+  }
+};
+
+/// The identity of reduction `kind` for `element`: what the processes that
+/// do not hold a value contribute.
+static TypedAttr reductionIdentity(Builder &b, ReductionKind kind,
+                                   Type element) {
+  if (auto f = dyn_cast<FloatType>(element)) {
+    const llvm::fltSemantics &sem = f.getFloatSemantics();
+    switch (kind) {
+    case ReductionKind::Sum:
+    case ReductionKind::Avg:
+      return b.getFloatAttr(f, llvm::APFloat::getZero(sem));
+    case ReductionKind::Prod:
+      return b.getFloatAttr(f, 1.0);
+    case ReductionKind::Max:
+      return b.getFloatAttr(f, llvm::APFloat::getInf(sem, /*Negative=*/true));
+    case ReductionKind::Min:
+      return b.getFloatAttr(f, llvm::APFloat::getInf(sem, /*Negative=*/false));
+    }
+  }
+  auto i = cast<IntegerType>(element);
+  unsigned width = i.getWidth();
+  // i1 is a flag (max is any, min is all); wider integers are signed.
+  bool flag = width == 1;
+  switch (kind) {
+  case ReductionKind::Sum:
+  case ReductionKind::Avg:
+    return b.getIntegerAttr(i, 0);
+  case ReductionKind::Prod:
+    return b.getIntegerAttr(i, 1);
+  case ReductionKind::Max:
+    return b.getIntegerAttr(i, flag ? llvm::APInt(1, 0)
+                                    : llvm::APInt::getSignedMinValue(width));
+  case ReductionKind::Min:
+    return b.getIntegerAttr(i, flag ? llvm::APInt(1, 1)
+                                    : llvm::APInt::getSignedMaxValue(width));
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+/// dist.make_partial: the shard in its block of the identity (times the
+/// group size for avg), or the replicated value on coordinate 0 (sum, prod)
+/// or everywhere (max, min, avg).
+class MakePartialLowering : public DistToMPIPattern<MakePartialOp> {
+public:
+  using DistToMPIPattern<MakePartialOp>::DistToMPIPattern;
+
+  LogicalResult
+  matchAndRewrite(MakePartialOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType inType = op.getInput().getType();
+    RankedTensorType outType = op.getResult().getType();
+    if (!outType.hasStaticShape())
+      return op->emitOpError("cannot be lowered to MPI: its shape ")
+             << outType << " is not static";
+    Type element = outType.getElementType();
+    if (!element.isIntOrFloat())
+      return op->emitOpError("cannot be lowered to MPI: no reduction identity "
+                             "for element type ")
+             << element;
+    ReductionKind kind = op.getKind();
+    if (kind == ReductionKind::Avg && !isa<FloatType>(element))
+      return op->emitOpError("cannot be lowered to MPI: an avg of integers "
+                             "is not exact");
+    Location loc = op.getLoc();
+    auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
+    TensorDistAttr inDist = getTensorDist(inType);
+    SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
+    Value value = adaptor.getInput();
+    TypedAttr identityAttr = reductionIdentity(rewriter, kind, element);
+    auto fillIdentity = [&]() -> Value {
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, plain.getShape(), element);
+      Value identity = arith::ConstantOp::create(rewriter, loc, identityAttr);
+      return linalg::FillOp::create(rewriter, loc, identity, empty)
+          .getResult(0);
+    };
+    SmallVector<OpFoldResult> offsets(inType.getRank(),
+                                      rewriter.getIndexAttr(0));
+    bool anySplit = false;
+    Value onFirst;
+    int64_t scale = 1;
+    for (int64_t axis : op.getAxes()) {
+      if (std::optional<int64_t> dim = inDist.getDimOfMeshAxis(axis)) {
+        anySplit = true;
+        scale *= op.getMesh().getAxisSize(axis);
+        Value size = arith::ConstantIndexOp::create(rewriter, loc,
+                                                    inType.getDimSize(*dim));
+        offsets[*dim] = arith::MulIOp::create(rewriter, loc, coords[axis], size)
+                            .getResult();
+        continue;
+      }
+      if (kind != ReductionKind::Sum && kind != ReductionKind::Prod)
+        continue;
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value first = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, coords[axis], zero);
+      onFirst = onFirst ? arith::AndIOp::create(rewriter, loc, onFirst, first)
+                        : first;
+    }
+    if (kind == ReductionKind::Avg && scale > 1) {
+      auto floatType = cast<FloatType>(element);
+      Value factor = arith::ConstantOp::create(
+          rewriter, loc, floatType,
+          rewriter.getFloatAttr(floatType, double(scale)));
+      auto shaped = cast<RankedTensorType>(value.getType());
+      auto map =
+          AffineMap::getMultiDimIdentityMap(shaped.getRank(), getContext());
+      value = linalg::GenericOp::create(
+                  rewriter, loc, shaped, ValueRange{value},
+                  ValueRange{tensor::EmptyOp::create(
+                      rewriter, loc, shaped.getShape(), element)},
+                  ArrayRef<AffineMap>{map, map},
+                  SmallVector<utils::IteratorType>(
+                      shaped.getRank(), utils::IteratorType::parallel),
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    linalg::YieldOp::create(nb, nloc,
+                                            ValueRange{arith::MulFOp::create(
+                                                nb, nloc, args[0], factor)});
+                  })
+                  .getResult(0);
+    }
+    if (anySplit) {
+      SmallVector<OpFoldResult> sizes,
+          strides(inType.getRank(), rewriter.getIndexAttr(1));
+      for (int64_t size : inType.getShape())
+        sizes.push_back(rewriter.getIndexAttr(size));
+      value = tensor::InsertSliceOp::create(
+          rewriter, loc, value, fillIdentity(), offsets, sizes, strides);
+    }
+    if (onFirst)
+      value = arith::SelectOp::create(rewriter, loc, onFirst, value,
+                                      fillIdentity());
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+} // namespace
+
+namespace {
+class WaitLowering : public DistToMPIPattern<WaitOp> {
+public:
+  using DistToMPIPattern<WaitOp>::DistToMPIPattern;
 
   LogicalResult
   matchAndRewrite(WaitOp op, OneToNOpAdaptor adaptor,
@@ -558,6 +1036,14 @@ public:
     if (!wait)
       return failure();
     func::CallOp::create(rewriter, loc, wait, ValueRange{request});
+    // The collective is still in the IR (a conversion erases replaced ops at
+    // its end) and, by dist.wait's verifier, in this block.
+    Operation *collective = op.getFuture().getDefiningOp();
+    if (isa_and_nonnull<AllGatherOp, ReduceScatterOp, AllToAllOp>(collective)) {
+      rewriter.replaceOp(op,
+                         unpackRedistribution(rewriter, loc, collective, recv));
+      return success();
+    }
     auto resultType =
         cast<RankedTensorType>(dropDistEncoding(op.getResult().getType()));
     auto recvType = cast<MemRefType>(recv.getType());
@@ -568,16 +1054,11 @@ public:
                                            resultType.getElementType()));
     return success();
   }
-
-private:
-  DistToMPIState &state;
 };
 
-class ProcessCoordLowering : public OpConversionPattern<ProcessCoordOp> {
+class ProcessCoordLowering : public DistToMPIPattern<ProcessCoordOp> {
 public:
-  ProcessCoordLowering(const TypeConverter &converter, MLIRContext *ctx,
-                       DistToMPIState &state)
-      : OpConversionPattern<ProcessCoordOp>(converter, ctx), state(state) {}
+  using DistToMPIPattern<ProcessCoordOp>::DistToMPIPattern;
 
   LogicalResult
   matchAndRewrite(ProcessCoordOp op, OpAdaptor,
@@ -586,9 +1067,6 @@ public:
         op, state.getCoords(rewriter, op, op.getMesh())[op.getAxis()]);
     return success();
   }
-
-private:
-  DistToMPIState &state;
 };
 } // namespace
 
@@ -597,13 +1075,17 @@ void mlir::dist::populateDistToMPIConversionPatterns(
     DistToMPIState &state) {
   patterns
       .add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
-           CollectiveLowering<CIdentityOp>, WaitLowering, ProcessCoordLowering>(
+           CollectiveLowering<CIdentityOp>, RedistributeLowering<AllGatherOp>,
+           RedistributeLowering<ReduceScatterOp>,
+           RedistributeLowering<AllToAllOp>, AllSliceLowering,
+           MakePartialLowering, WaitLowering, ProcessCoordLowering>(
           converter, patterns.getContext(), state);
 }
 
 void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
-  target.addIllegalOp<AllReduceOp, BroadcastOp, CIdentityOp, WaitOp,
-                      ProcessCoordOp>();
+  target.addIllegalOp<AllReduceOp, BroadcastOp, CIdentityOp, AllGatherOp,
+                      ReduceScatterOp, AllToAllOp, AllSliceOp, MakePartialOp,
+                      WaitOp, ProcessCoordOp>();
 }
 
 LogicalResult mlir::dist::addMPIInitAndFinalize(func::FuncOp entry,

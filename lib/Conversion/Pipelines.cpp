@@ -1,6 +1,8 @@
 //===- Pipelines.cpp - the --dist-to-llvm pipeline ------------------------===//
 
 #include "dist/Conversion/Passes.h"
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -14,6 +16,8 @@ using namespace mlir::dist;
 
 void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
                                          const DistToLLVMOptions &options) {
+  // A reshard that no pipeline lowered yet gets its default plan.
+  pm.addNestedPass<func::FuncOp>(createDistLowerReshard());
   pm.addPass(createConvertDistToLinalg());
   pm.addPass(createConvertDistToMPI(ConvertDistToMPIOptions{
       options.entry, options.worldSize, options.traceCollectives,

@@ -317,6 +317,64 @@ class FunctionBuilder:
         return self._collective("dist.c_identity", x, mesh, axes,
                                 _tensor(x, "x"), {}, stream)
 
+    # -- redistribution ----------------------------------------------------------
+
+    def _redistributed(self, x, dist):
+        """The type of `x`'s global tensor distributed as `dist`."""
+        t = _tensor(x, "x")
+        if t.dist is None or dist is None:
+            raise TypeError("redistribution needs #dist.tensor encodings on "
+                            "the operand and the result")
+        sizes = t.dist.mesh.shape
+        glob = [n * (sizes[a] if a >= 0 else 1)
+                for n, a in zip(t.shape, t.dist.dims_mapping)]
+        local = []
+        for n, a in zip(glob, dist.dims_mapping):
+            if a >= 0 and n % sizes[a]:
+                raise ValueError(f"dim of {n} does not divide over mesh axis {a}")
+            local.append(n // sizes[a] if a >= 0 else n)
+        return TensorType(local, t.element_type, dist, context=self.context)
+
+    def reshard(self, x, dist):
+        """`dist.reshard` of `x` to `dist` (same mesh and global tensor);
+        --dist-lower-reshard plans it."""
+        return self._one("dist.reshard", [x], [self._redistributed(x, dist)])
+
+    def all_gather(self, x, mesh, axes, dist, stream=None):
+        """`dist.all_gather` over `axes` to `dist` (those axes replicated)."""
+        return self._collective("dist.all_gather", x, mesh, axes,
+                                self._redistributed(x, dist), {}, stream)
+
+    def reduce_scatter(self, x, mesh, axes, dist, reduce="sum", stream=None):
+        """`dist.reduce_scatter` over `axes` to `dist` (those axes split)."""
+        if reduce not in _REDUCTIONS:
+            raise ValueError(f"unknown reduction {reduce!r}; expected one of "
+                             f"{_REDUCTIONS}")
+        return self._collective("dist.reduce_scatter", x, mesh, axes,
+                                self._redistributed(x, dist),
+                                {"kind": _i32(_REDUCTIONS.index(reduce), self.context)},
+                                stream)
+
+    def all_to_all(self, x, mesh, axes, dist, stream=None):
+        """`dist.all_to_all` over one axis to `dist` (its split moved)."""
+        return self._collective("dist.all_to_all", x, mesh, axes,
+                                self._redistributed(x, dist), {}, stream)
+
+    def all_slice(self, x, mesh, axes, dist):
+        """`dist.all_slice` over `axes` to `dist` (local)."""
+        attrs = dict(mesh=mesh, axes=_dist._i64_array(list(axes), self.context))
+        return self._one("dist.all_slice", [x], [self._redistributed(x, dist)], attrs)
+
+    def make_partial(self, x, mesh, axes, dist, reduce="sum"):
+        """`dist.make_partial` over `axes` to `dist` (local)."""
+        if reduce not in _REDUCTIONS:
+            raise ValueError(f"unknown reduction {reduce!r}; expected one of "
+                             f"{_REDUCTIONS}")
+        attrs = dict(mesh=mesh, axes=_dist._i64_array(list(axes), self.context),
+                     kind=_i32(_REDUCTIONS.index(reduce), self.context))
+        return self._one("dist.make_partial", [x], [self._redistributed(x, dist)],
+                         attrs)
+
     def wait(self, future):
         """`dist.wait`: the tensor of an asynchronous collective."""
         t = future.type

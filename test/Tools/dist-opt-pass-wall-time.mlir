@@ -15,7 +15,7 @@
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-dropout-seed){{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-parallel-embedding{{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-amp-check-finite{{$}}
-// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-matmul-grad-overlap,dist-assign-streams){{$}}
+// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-lower-reshard,dist-matmul-grad-overlap,dist-assign-streams){{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-verify-distributions{{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  total{{$}}
 // TIME-NOT:  dist-pass-wall-time

@@ -101,8 +101,16 @@ public:
   double collectiveTime(int64_t bytes, int64_t groupSize,
                         double ringFactor) const;
 
-  /// Seconds for a dist collective op (allreduce, broadcast, c_identity), or
-  /// nothing for other ops and dynamic shapes.
+  /// Seconds for a collective that moves `ringFactor` x `bytes` through each
+  /// process's link in groups of `groupSize` (all-gather: the gathered
+  /// bytes x (p-1)/p; reduce-scatter: the operand's; all-to-all: the
+  /// shard's). Measured costs have only allreduce links, whose bandwidth
+  /// includes its factor 2(p-1)/p: the time is scaled from those.
+  double redistributionTime(int64_t bytes, int64_t groupSize,
+                            double ringFactor) const;
+  /// Seconds for a dist collective op (allreduce, broadcast, c_identity,
+  /// all_gather, reduce_scatter, all_to_all), or nothing for other ops and
+  /// dynamic shapes.
   std::optional<double> collectiveTime(Operation *op) const;
 
   /// Seconds of a compute op the model knows (dist.matmul and

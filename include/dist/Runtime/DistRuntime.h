@@ -62,6 +62,29 @@ int64_t _mlir_ciface_dist_iallreduce_i32(DistMemRef1D *send, DistMemRef1D *recv,
 int64_t _mlir_ciface_dist_iallreduce_i64(DistMemRef1D *send, DistMemRef1D *recv,
                                          int64_t reduction, int64_t comm);
 
+/* The redistributions, non-blocking, with the request of the allreduce:
+ * - all-gather: `recv` (group size x `send`'s size) gets every member's
+ *   `send`, in group order;
+ * - reduce-scatter: `send` holds one block per member, in group order; the
+ *   reduction of the members' block q is `recv` (one block) on member q;
+ * - all-to-all: block q of `send` goes to member q, which receives it as its
+ *   block p (p: the sender's position); `send` and `recv` have one size.
+ *   MLIR: (memref<?xT>, memref<?xT>[, i64 reduction], !mpi.comm) -> i64,
+ *         with llvm.emit_c_interface */
+#define DIST_REDISTRIBUTE_DECLS(SUFFIX)                                        \
+  int64_t _mlir_ciface_dist_iallgather_##SUFFIX(                               \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t comm);                   \
+  int64_t _mlir_ciface_dist_ireduce_scatter_##SUFFIX(                          \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,               \
+      int64_t comm);                                                           \
+  int64_t _mlir_ciface_dist_ialltoall_##SUFFIX(                                \
+      DistMemRef1D *send, DistMemRef1D *recv, int64_t comm);
+DIST_REDISTRIBUTE_DECLS(f32)
+DIST_REDISTRIBUTE_DECLS(f64)
+DIST_REDISTRIBUTE_DECLS(i32)
+DIST_REDISTRIBUTE_DECLS(i64)
+#undef DIST_REDISTRIBUTE_DECLS
+
 /* Completes `request` (DIST_REQUEST_NONE: nothing to do); for
  * DIST_REDUCE_AVG, divides the received values by the group size.
  *   MLIR: (i64) -> () */
@@ -141,6 +164,9 @@ void _mlir_ciface_dist_trace_function(DistMemRef1D *name, int64_t begin);
 /* The symbol names the lowering declares. */
 #define DIST_RUNTIME_COMM_GET "dist_comm_get"
 #define DIST_RUNTIME_IALLREDUCE_PREFIX "dist_iallreduce_"
+#define DIST_RUNTIME_IALLGATHER_PREFIX "dist_iallgather_"
+#define DIST_RUNTIME_IREDUCE_SCATTER_PREFIX "dist_ireduce_scatter_"
+#define DIST_RUNTIME_IALLTOALL_PREFIX "dist_ialltoall_"
 #define DIST_RUNTIME_WAIT "dist_wait"
 #define DIST_RUNTIME_FINALIZE "dist_runtime_finalize"
 #define DIST_RUNTIME_CHECK_WORLD_SIZE "dist_check_world_size"

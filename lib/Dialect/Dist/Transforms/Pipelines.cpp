@@ -21,6 +21,16 @@ void mlir::dist::buildDistAutoParallelPipeline(
   pm.addPass(createDistParallelEmbedding(DistParallelEmbeddingOptions{
       options.useAvgAllreduce, options.requireRowSplit}));
   pm.addPass(createDistAmpCheckFinite());
+  // Reshards become collectives before the overlap and stream passes look
+  // at collectives. Options by name: a reordering of Passes.td must not
+  // swap them.
+  DistLowerReshardOptions reshard;
+  reshard.remarks = options.remarks;
+  reshard.peakTflops = options.peakTflops;
+  reshard.linkLatencyUs = options.linkLatencyUs;
+  reshard.linkBandwidthGBps = options.linkBandwidthGBps;
+  reshard.costModelFile = options.costModelFile;
+  pm.addNestedPass<func::FuncOp>(createDistLowerReshard(reshard));
   // Overlap last: it reorders the backward, which the others do not care
   // about, and it must see the final allreduces.
   pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(
@@ -41,6 +51,7 @@ void mlir::dist::registerDistPipelines() {
       "dist-auto-parallel",
       "The auto-parallel rewrites in order, between two checks of the "
       "distributions: dropout seeds, vocab-parallel embedding, AMP "
-      "check-finite, matmul-grad overlap, stream assignment",
+      "check-finite, reshard lowering, matmul-grad overlap, stream "
+      "assignment",
       buildDistAutoParallelPipeline);
 }

@@ -223,6 +223,49 @@ def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def DistLowerReshard : Pass<"dist-lower-reshard", "::mlir::func::FuncOp"> {
+  let summary = "Lower every dist.reshard to the collectives of its cheapest "
+                "plan";
+  let description = [{
+    Replaces each `dist.reshard` with single-axis steps, one op each, found
+    by a search over the intermediate distributions that the cost model
+    scores (`include/dist/Analysis/ReshardPlan.h`). Per mesh axis:
+
+    | from → to | step |
+    |---|---|
+    | partial → replicated | `dist.allreduce` |
+    | partial → split | `dist.reduce_scatter` (reduced before it is sliced) |
+    | split → replicated | `dist.all_gather` |
+    | split dim i → split dim j | `dist.all_to_all` |
+    | replicated → split | `dist.all_slice` (local) |
+    | replicated or split → partial | `dist.make_partial` (local) |
+    | partial → partial of another kind | `dist.allreduce`, then `dist.make_partial` |
+
+    On an N-D mesh the order matters: a partial is reduced while the tensor
+    is still split over other axes, and a split moves to another axis
+    through all-to-alls and a gather of one axis at most, never of the
+    whole tensor. Plans are deterministic.
+
+    With `remarks`, every reshard gets a remark with its steps, the bytes
+    through each process's link and the estimated time. With
+    `forbid-materialization`, a plan whose largest local tensor is bigger
+    than both the operand's and the result's is an error. A split dim that
+    its axis does not divide, or a dynamic shape, is an error at the
+    reshard.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark per reshard with its plan">,
+    Option<"forbidMaterialization", "forbid-materialization", "bool", "false",
+           "Reject a plan that holds more per process than the operand or "
+           "the result">,
+  ] # CostModelOptions;
+  let statistics = [
+    Statistic<"numReshards", "num-reshards", "Number of reshards lowered">,
+    Statistic<"numSteps", "num-steps", "Number of steps they became">,
+  ];
+}
+
 def DistAssignStreams : Pass<"dist-assign-streams", "::mlir::func::FuncOp"> {
   let summary = "Put collectives on streams with explicit completion points";
   let description = [{

@@ -1,0 +1,250 @@
+//===- ReshardPlan.cpp - the cheapest redistribution of a tensor ----------===//
+
+#include "dist/Analysis/ReshardPlan.h"
+#include "dist/Dialect/Dist/IR/AxisState.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <queue>
+
+using namespace mlir;
+using namespace mlir::dist;
+
+StringRef mlir::dist::getStepOpName(ReshardStep::Kind kind) {
+  switch (kind) {
+  case ReshardStep::Kind::AllReduce:
+    return "dist.allreduce";
+  case ReshardStep::Kind::AllGather:
+    return "dist.all_gather";
+  case ReshardStep::Kind::ReduceScatter:
+    return "dist.reduce_scatter";
+  case ReshardStep::Kind::AllToAll:
+    return "dist.all_to_all";
+  case ReshardStep::Kind::AllSlice:
+    return "dist.all_slice";
+  case ReshardStep::Kind::MakePartial:
+    return "dist.make_partial";
+  }
+  llvm_unreachable("unknown step kind");
+}
+
+namespace {
+/// What the search knows of a tensor of one global shape.
+class Planner {
+public:
+  Planner(ArrayRef<int64_t> globalShape, int64_t elementBytes,
+          const CostModel &model)
+      : globalShape(globalShape), elementBytes(elementBytes), model(model) {}
+
+  /// Local bytes of `dist`, or nothing when a split dim is not divisible.
+  std::optional<int64_t> localBytes(TensorDistAttr dist) const {
+    std::optional<SmallVector<int64_t>> local =
+        mesh::localShape(globalShape, dist);
+    if (!local)
+      return std::nullopt;
+    int64_t n = elementBytes;
+    for (int64_t d : *local)
+      n *= d;
+    return n;
+  }
+
+  /// Every single-axis step from `dist`, in a fixed order, with its cost.
+  /// Partial views are made only with the kinds in `kinds` (the
+  /// destination's): a partial of another kind would have to be reduced
+  /// again.
+  SmallVector<ReshardStep> steps(TensorDistAttr dist,
+                                 ArrayRef<ReductionKind> kinds) const {
+    SmallVector<ReshardStep> out;
+    MeshAttr mesh = dist.getMesh();
+    int64_t rank = globalShape.size();
+    int64_t here = *localBytes(dist);
+    auto add = [&](ReshardStep::Kind kind, int64_t axis, AxisState to,
+                   ReductionKind reduction = ReductionKind::Sum) {
+      TensorDistAttr next = withAxisState(dist, axis, to);
+      std::optional<int64_t> there = localBytes(next);
+      if (!there)
+        return;
+      int64_t g = mesh.getAxisSize(axis);
+      double n = static_cast<double>(g);
+      ReshardStep step{kind, axis, reduction, next, 0, 0};
+      switch (kind) {
+      case ReshardStep::Kind::AllReduce:
+        step.bytes = static_cast<int64_t>(2.0 * (n - 1) / n * here);
+        step.seconds = model.redistributionTime(here, g, 2.0 * (n - 1) / n);
+        break;
+      case ReshardStep::Kind::AllGather:
+      case ReshardStep::Kind::ReduceScatter:
+      case ReshardStep::Kind::AllToAll: {
+        int64_t moved = std::max(here, *there);
+        step.bytes = static_cast<int64_t>((n - 1) / n * moved);
+        step.seconds = model.redistributionTime(moved, g, (n - 1) / n);
+        break;
+      }
+      case ReshardStep::Kind::AllSlice:
+      case ReshardStep::Kind::MakePartial:
+        // Local: a copy of the result, which a step that communicates
+        // always outweighs.
+        step.seconds = 1e-15 * static_cast<double>(*there);
+        break;
+      }
+      out.push_back(step);
+    };
+    auto freeDims = [&]() {
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < rank; ++d)
+        if (dist.getMeshAxis(d) < 0)
+          dims.push_back(d);
+      return dims;
+    };
+    // Partials of several kinds are reduced in ascending axis order: an
+    // axis is reduced only when no lower axis awaits another kind.
+    auto reducible = [&](int64_t axis, ReductionKind kind) {
+      for (auto [other, otherKind] : dist.getPartials())
+        if (other < axis && otherKind != kind)
+          return false;
+      return true;
+    };
+    // A partial view's identity must survive the other partial axes'
+    // reductions: zeros (sum) survive any, others only their own kind.
+    auto viewable = [&](ReductionKind kind) {
+      if (kind == ReductionKind::Sum)
+        return true;
+      return llvm::all_of(dist.getPartials(),
+                          [&](auto p) { return p.second == kind; });
+    };
+    for (int64_t axis = 0; axis < mesh.getRank(); ++axis) {
+      AxisState state = getAxisState(dist, axis);
+      switch (state.kind) {
+      case AxisState::Kind::Partial:
+        if (!reducible(axis, state.reduction))
+          break;
+        add(ReshardStep::Kind::AllReduce, axis, AxisState::replicated(),
+            state.reduction);
+        for (int64_t d : freeDims())
+          add(ReshardStep::Kind::ReduceScatter, axis, AxisState::split(d),
+              state.reduction);
+        break;
+      case AxisState::Kind::Split:
+        add(ReshardStep::Kind::AllGather, axis, AxisState::replicated());
+        for (int64_t d : freeDims())
+          add(ReshardStep::Kind::AllToAll, axis, AxisState::split(d));
+        for (ReductionKind kind : kinds)
+          if (viewable(kind))
+            add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
+                kind);
+        break;
+      case AxisState::Kind::Replicated:
+        for (int64_t d : freeDims())
+          add(ReshardStep::Kind::AllSlice, axis, AxisState::split(d));
+        for (ReductionKind kind : kinds)
+          if (viewable(kind))
+            add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
+                kind);
+        break;
+      }
+    }
+    return out;
+  }
+
+private:
+  ArrayRef<int64_t> globalShape;
+  int64_t elementBytes;
+  const CostModel &model;
+};
+
+struct Visit {
+  double seconds;
+  int64_t steps;
+  int64_t order;
+  TensorDistAttr dist;
+  bool operator>(const Visit &other) const {
+    return std::tie(seconds, steps, order) >
+           std::tie(other.seconds, other.steps, other.order);
+  }
+};
+} // namespace
+
+FailureOr<ReshardPlan>
+mlir::dist::planReshard(ArrayRef<int64_t> globalShape, Type elementType,
+                        TensorDistAttr from, TensorDistAttr to,
+                        const CostModel &model, std::string &whyNot) {
+  llvm::raw_string_ostream os(whyNot);
+  if (!elementType.isIntOrIndexOrFloat() || elementType.isIndex()) {
+    os << "element type " << elementType << " has no size to move";
+    return failure();
+  }
+  int64_t elementBytes =
+      std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8);
+  Planner planner(globalShape, elementBytes, model);
+  for (TensorDistAttr dist : {from, to})
+    if (!planner.localBytes(dist)) {
+      os << "the global shape [";
+      llvm::interleaveComma(globalShape, os);
+      os << "] does not divide into " << dist;
+      return failure();
+    }
+  SmallVector<ReductionKind> kinds;
+  for (auto [axis, kind] : to.getPartials())
+    if (!llvm::is_contained(kinds, kind))
+      kinds.push_back(kind);
+
+  // Dijkstra from `from`; distributions are uniqued attributes. First
+  // through distributions no larger than the operand or the result: a plan
+  // that holds more is taken only when no such plan exists (a split that
+  // moves between two axes, which must free one of them first).
+  struct Best {
+    double seconds;
+    int64_t steps;
+    TensorDistAttr previous;
+    ReshardStep step;
+  };
+  llvm::DenseMap<TensorDistAttr, Best> best;
+  auto search = [&](std::optional<int64_t> limit) {
+    best.clear();
+    std::priority_queue<Visit, std::vector<Visit>, std::greater<Visit>> queue;
+    llvm::DenseSet<TensorDistAttr> done;
+    int64_t order = 0;
+    best[from] = {0, 0, TensorDistAttr(), {}};
+    queue.push({0, 0, order++, from});
+    while (!queue.empty()) {
+      Visit visit = queue.top();
+      queue.pop();
+      if (!done.insert(visit.dist).second)
+        continue;
+      if (visit.dist == to)
+        return true;
+      for (const ReshardStep &step : planner.steps(visit.dist, kinds)) {
+        if (limit && *planner.localBytes(step.to) > *limit)
+          continue;
+        double seconds = visit.seconds + step.seconds;
+        int64_t steps = visit.steps + 1;
+        auto it = best.find(step.to);
+        if (it != best.end() &&
+            std::tie(it->second.seconds, it->second.steps) <=
+                std::tie(seconds, steps))
+          continue;
+        best[step.to] = {seconds, steps, visit.dist, step};
+        queue.push({seconds, steps, order++, step.to});
+      }
+    }
+    return false;
+  };
+  int64_t bound = std::max(*planner.localBytes(from), *planner.localBytes(to));
+  if (!search(bound) && !search(std::nullopt)) {
+    os << "no sequence of steps reaches " << to << " from " << from;
+    return failure();
+  }
+  ReshardPlan plan;
+  for (TensorDistAttr at = to; at != from; at = best[at].previous)
+    plan.steps.push_back(best[at].step);
+  std::reverse(plan.steps.begin(), plan.steps.end());
+  plan.peakLocalBytes = *planner.localBytes(from);
+  for (const ReshardStep &step : plan.steps) {
+    plan.seconds += step.seconds;
+    plan.bytes += step.bytes;
+    plan.peakLocalBytes =
+        std::max(plan.peakLocalBytes, *planner.localBytes(step.to));
+  }
+  return plan;
+}

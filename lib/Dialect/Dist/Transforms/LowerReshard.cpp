@@ -1,0 +1,160 @@
+//===- LowerReshard.cpp - dist.reshard to its cheapest plan ---------------===//
+//
+// Implements --dist-lower-reshard: each dist.reshard becomes the steps of
+// the plan that ReshardPlan.h finds, one redistribution op per step, each
+// with a location fused from the reshard's and the pass's name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/Analysis/ReshardPlan.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace dist {
+#define GEN_PASS_DEF_DISTLOWERRESHARD
+#include "dist/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dist
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::dist;
+
+/// The op of `step` applied to `input`.
+static Value buildStep(OpBuilder &b, Location loc, const ReshardStep &step,
+                       Value input, ArrayRef<int64_t> globalShape) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> local = *mesh::localShape(globalShape, step.to);
+  auto type = withTensorDist(
+      RankedTensorType::get(local, inType.getElementType()), step.to);
+  MeshAttr mesh = step.to.getMesh();
+  SmallVector<int64_t> axes{step.axis};
+  switch (step.kind) {
+  case ReshardStep::Kind::AllReduce:
+    return AllReduceOp::create(b, loc, type, input, mesh, axes, step.reduction,
+                               nullptr);
+  case ReshardStep::Kind::AllGather:
+    return AllGatherOp::create(b, loc, type, input, mesh, axes, nullptr);
+  case ReshardStep::Kind::ReduceScatter:
+    return ReduceScatterOp::create(b, loc, type, input, mesh, axes,
+                                   step.reduction, nullptr);
+  case ReshardStep::Kind::AllToAll:
+    return AllToAllOp::create(b, loc, type, input, mesh, axes, nullptr);
+  case ReshardStep::Kind::AllSlice:
+    return AllSliceOp::create(b, loc, type, input, mesh, axes);
+  case ReshardStep::Kind::MakePartial:
+    return MakePartialOp::create(b, loc, type, input, mesh, axes,
+                                 step.reduction);
+  }
+  llvm_unreachable("unknown step kind");
+}
+
+namespace {
+struct DistLowerReshardPass
+    : public dist::impl::DistLowerReshardBase<DistLowerReshardPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (costModelFile.empty())
+      return success();
+    FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
+        MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
+                                   linkBandwidthGBps, context);
+    if (failed(costs))
+      return failure();
+    measured = std::move(*costs);
+    return success();
+  }
+
+  void runOnOperation() override {
+    CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
+                             measured};
+    auto emitError = [&] { return mlir::emitError(getOperation()->getLoc()); };
+    if (!measured && failed(options.verify(emitError)))
+      return signalPassFailure();
+    CostModel model(options);
+    SmallVector<ReshardOp> reshards;
+    getOperation()->walk([&](ReshardOp op) { reshards.push_back(op); });
+    OpBuilder b(&getContext());
+    Location passLoc = NameLoc::get(b.getStringAttr(getArgument()));
+    bool failedAny = false;
+    for (ReshardOp op : reshards)
+      if (failed(lower(b, op, model, passLoc)))
+        failedAny = true;
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult lower(OpBuilder &b, ReshardOp op, const CostModel &model,
+                      Location passLoc) {
+    RankedTensorType in = op.getInput().getType();
+    RankedTensorType out = op.getResult().getType();
+    if (!in.hasStaticShape() || !out.hasStaticShape())
+      return op.emitOpError("cannot be planned: its shapes are not static");
+    TensorDistAttr from = getTensorDist(in), to = getTensorDist(out);
+    SmallVector<int64_t> global = mesh::globalShape(in.getShape(), from);
+    std::string whyNot;
+    FailureOr<ReshardPlan> plan =
+        planReshard(global, in.getElementType(), from, to, model, whyNot);
+    if (failed(plan))
+      return op.emitOpError("cannot be planned: ") << whyNot;
+    int64_t inBytes = *CostModel::tensorBytes(in);
+    int64_t outBytes = *CostModel::tensorBytes(out);
+    if (forbidMaterialization &&
+        plan->peakLocalBytes > std::max(inBytes, outBytes))
+      return op.emitOpError("plan holds ")
+             << plan->peakLocalBytes
+             << " bytes per process on the way, more than the operand ("
+             << inBytes << ") and the result (" << outBytes
+             << "), and forbid-materialization is set";
+    if (remarks)
+      emitPlanRemark(op, *plan);
+    b.setInsertionPoint(op);
+    Location loc = FusedLoc::get(&getContext(), {op.getLoc(), passLoc});
+    Value value = op.getInput();
+    for (const ReshardStep &step : plan->steps)
+      value = buildStep(b, loc, step, value, global);
+    op.replaceAllUsesWith(value);
+    op.erase();
+    ++numReshards;
+    numSteps += plan->steps.size();
+    return success();
+  }
+
+  static void emitPlanRemark(ReshardOp op, const ReshardPlan &plan) {
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << plan.steps.size() << " step"
+           << (plan.steps.size() == 1 ? "" : "s") << ", " << plan.bytes
+           << " bytes per process, "
+           << llvm::formatv("{0:F3}", plan.seconds * 1e6) << " us, at most "
+           << plan.peakLocalBytes << " bytes held:";
+    if (plan.steps.empty())
+      remark << " none";
+    for (const ReshardStep &step : plan.steps) {
+      remark << " " << getStepOpName(step.kind).drop_front(5) << "(axis "
+             << step.axis;
+      if (step.kind == ReshardStep::Kind::AllReduce ||
+          step.kind == ReshardStep::Kind::ReduceScatter ||
+          step.kind == ReshardStep::Kind::MakePartial)
+        remark << ", " << stringifyReductionKind(step.reduction);
+      remark << ", " << step.bytes << " B) -> [";
+      llvm::interleaveComma(step.to.getDimsMapping(), remark);
+      remark << "]";
+      if (step.to.isPartial()) {
+        remark << " partial [";
+        llvm::interleaveComma(step.to.getPartials(), remark, [&](auto p) {
+          remark << p.first << " : " << stringifyReductionKind(p.second);
+        });
+        remark << "]";
+      }
+      remark << ";";
+    }
+  }
+
+  std::shared_ptr<const MeasuredCosts> measured;
+};
+} // namespace
