@@ -121,14 +121,16 @@ int64_t RuntimeSiteIds::get(Operation *op) {
       text += "/id:" + id.getValue().str();
     return static_cast<int64_t>(llvm::xxh3_64bits(text));
   };
-  auto [counter, first] = next.try_emplace({scope, name}, 0);
-  if (first)
+  // Not a structured binding: a lambda may not capture one in C++17.
+  auto inserted = next.try_emplace({scope, name}, 0);
+  auto &count = inserted.first->second;
+  if (inserted.second)
     scope->walk<WalkOrder::PreOrder>([&](Operation *nested) {
       if (nested->getName() == name && siteScope(nested) == scope)
-        ids[nested] = key(nested, counter->second++);
+        ids[nested] = key(nested, count++);
     });
   // An op made after its function was numbered continues the count.
   if (auto it = ids.find(op); it != ids.end())
     return it->second;
-  return ids[op] = key(op, counter->second++);
+  return ids[op] = key(op, count++);
 }
