@@ -215,6 +215,34 @@ CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
   return options;
 }
 
+LogicalResult PassCostModel::initialize(StringRef costModelFile,
+                                        double peakTflops, double linkLatencyUs,
+                                        double linkBandwidthGBps,
+                                        MLIRContext *context) {
+  if (costModelFile.empty())
+    return success();
+  FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
+      MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
+                                 linkBandwidthGBps, context);
+  if (failed(costs))
+    return failure();
+  measured = std::move(*costs);
+  return success();
+}
+
+FailureOr<CostModelOptions> PassCostModel::getOptions(double peakTflops,
+                                                      double linkLatencyUs,
+                                                      double linkBandwidthGBps,
+                                                      Operation *anchor) const {
+  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
+                           measured};
+  // At the location only: the op itself would be printed into a note.
+  auto emitError = [&] { return mlir::emitError(anchor->getLoc()); };
+  if (!measured && failed(options.verify(emitError)))
+    return failure();
+  return options;
+}
+
 std::optional<int64_t> CostModel::tensorBytes(RankedTensorType type) {
   if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
     return std::nullopt;

@@ -629,27 +629,24 @@ static SmallVector<int64_t> groupDims(MeshAttr mesh, ArrayRef<int64_t> axes) {
 static Value packBlocks(OpBuilder &b, Location loc, Value t, MeshAttr mesh,
                         ArrayRef<int64_t> axes, ArrayRef<int64_t> dims) {
   int64_t rank = cast<RankedTensorType>(t.getType()).getRank();
-  // Where each original dim's (group, block) pair lands as dims are split
-  // from the last to the first.
-  SmallVector<int64_t> order(dims);
   SmallVector<int64_t> sizes = groupDims(mesh, axes);
+  // Split from the last dim to the first, so that earlier dims keep their
+  // index while later ones are split.
   Value split = t;
-  SmallVector<int64_t> splitAt(rank, -1);
   for (int64_t d = rank - 1; d >= 0; --d) {
     auto it = llvm::find(dims, d);
-    if (it == dims.end())
-      continue;
-    split = splitDim(b, loc, split, d, sizes[it - dims.begin()]);
+    if (it != dims.end())
+      split = splitDim(b, loc, split, d, sizes[it - dims.begin()]);
   }
-  // Position of dim d's group index in the split tensor.
-  SmallVector<int64_t> position(rank + dims.size());
+  // In the split tensor, each split dim's group index is right before its
+  // block; the permutation takes the group indices to the front in the
+  // order of `axes`.
   int64_t next = 0;
   SmallVector<int64_t> groupPos(dims.size()), rest;
   for (int64_t d = 0; d < rank; ++d) {
     auto it = llvm::find(dims, d);
-    if (it != dims.end()) {
+    if (it != dims.end())
       groupPos[it - dims.begin()] = next++;
-    }
     rest.push_back(next++);
   }
   SmallVector<int64_t> perm(groupPos);
@@ -795,13 +792,14 @@ private:
 
   /// The operand laid out as the runtime sends it.
   static Value pack(OpBuilder &b, Location loc, OpTy op, Value input) {
-    auto collective = cast<CollectiveOpInterface>(op.getOperation());
-    TensorDistAttr outDist = getTensorDist(collective.getResultTensorType());
-    if constexpr (std::is_same_v<OpTy, AllGatherOp>)
+    if constexpr (std::is_same_v<OpTy, AllGatherOp>) {
       return input;
-    else
+    } else {
+      auto collective = cast<CollectiveOpInterface>(op.getOperation());
+      TensorDistAttr outDist = getTensorDist(collective.getResultTensorType());
       return packBlocks(b, loc, input, op.getMesh(), op.getAxes(),
                         splitDims(outDist, op.getAxes()));
+    }
   }
 };
 } // namespace
@@ -821,23 +819,20 @@ static Value unpackRedistribution(OpBuilder &b, Location loc, Operation *op,
   } else {
     // [g..., block...]: the block is the operand's shard for a gather, and
     // the operand's shard with the new dim's block for an all-to-all.
+    SmallVector<int64_t> block(inType.getShape());
+    if (isa<AllToAllOp>(op)) {
+      int64_t to =
+          *getTensorDist(outType).getDimOfMeshAxis(collective.getAxes()[0]);
+      block[to] = outType.getDimSize(to);
+    }
     SmallVector<int64_t> shape =
         groupDims(collective.getMesh(), collective.getAxes());
-    SmallVector<int64_t> dims;
-    if (isa<AllGatherOp>(op)) {
-      llvm::append_range(shape, inType.getShape());
-      dims = splitDims(inDist, collective.getAxes());
-    } else {
-      TensorDistAttr outDist = getTensorDist(outType);
-      SmallVector<int64_t> block(inType.getShape());
-      int64_t to = *outDist.getDimOfMeshAxis(collective.getAxes()[0]);
-      block[to] = outType.getDimSize(to);
-      llvm::append_range(shape, block);
-      dims = splitDims(inDist, collective.getAxes());
-    }
+    llvm::append_range(shape, block);
     Value received =
         unflatten(b, loc, recv, RankedTensorType::get(shape, element));
-    result = unpackBlocks(b, loc, received, dims);
+    // Member q's block goes to q along the dims the operand splits.
+    result =
+        unpackBlocks(b, loc, received, splitDims(inDist, collective.getAxes()));
   }
   auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
   return convertElements(b, loc, result, plain.getElementType());

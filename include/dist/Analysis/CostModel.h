@@ -79,6 +79,26 @@ struct CostModelOptions {
   LogicalResult verify(function_ref<InFlightDiagnostic()> emitError) const;
 };
 
+/// The cost model of a pass that has the cost-model options
+/// (`CostModelOptions` in Passes.td) and runs per function: the file is read
+/// once, in the pass's initialize(), and the constants are checked on each
+/// run, with errors at the location of the op the pass runs on.
+class PassCostModel {
+public:
+  /// Reads `costModelFile` when it is set (MeasuredCosts::readForPass).
+  LogicalResult initialize(StringRef costModelFile, double peakTflops,
+                           double linkLatencyUs, double linkBandwidthGBps,
+                           MLIRContext *context);
+  /// The file's costs, or the constants once they are checked.
+  FailureOr<CostModelOptions> getOptions(double peakTflops,
+                                         double linkLatencyUs,
+                                         double linkBandwidthGBps,
+                                         Operation *anchor) const;
+
+private:
+  std::shared_ptr<const MeasuredCosts> measured;
+};
+
 class CostModel {
 public:
   explicit CostModel(CostModelOptions options = {}) : options(options) {}

@@ -58,25 +58,18 @@ struct DistLowerReshardPass
     : public dist::impl::DistLowerReshardBase<DistLowerReshardPass> {
   using Base::Base;
 
+  /// The cost-model file is read once, not per function.
   LogicalResult initialize(MLIRContext *context) override {
-    if (costModelFile.empty())
-      return success();
-    FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
-        MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
-                                   linkBandwidthGBps, context);
-    if (failed(costs))
-      return failure();
-    measured = std::move(*costs);
-    return success();
+    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
+                            linkBandwidthGBps, context);
   }
 
   void runOnOperation() override {
-    CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
-                             measured};
-    auto emitError = [&] { return mlir::emitError(getOperation()->getLoc()); };
-    if (!measured && failed(options.verify(emitError)))
+    FailureOr<CostModelOptions> options = costs.getOptions(
+        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    if (failed(options))
       return signalPassFailure();
-    CostModel model(options);
+    CostModel model(*options);
     SmallVector<ReshardOp> reshards;
     getOperation()->walk([&](ReshardOp op) { reshards.push_back(op); });
     OpBuilder b(&getContext());
@@ -155,6 +148,6 @@ struct DistLowerReshardPass
     }
   }
 
-  std::shared_ptr<const MeasuredCosts> measured;
+  PassCostModel costs;
 };
 } // namespace

@@ -263,32 +263,25 @@ struct DistMatmulGradOverlapPass
 
   /// The cost-model file is read once, not per function.
   LogicalResult initialize(MLIRContext *context) override {
-    if (costModelFile.empty())
-      return success();
-    FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
-        MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
-                                   linkBandwidthGBps, context);
-    if (failed(costs))
-      return failure();
-    measured = std::move(*costs);
-    return success();
+    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
+                            linkBandwidthGBps, context);
   }
 
   void runOnOperation() override {
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
-    options.costModel = {peakTflops, linkLatencyUs, linkBandwidthGBps,
-                         measured};
-    // At the location only: the op itself would be printed into a note.
-    auto emitError = [&] { return mlir::emitError(getOperation()->getLoc()); };
     if (!std::isfinite(options.minOverlapRatio) ||
         options.minOverlapRatio < 0) {
-      emitError() << "min-overlap-ratio=" << options.minOverlapRatio
-                  << " must be non-negative and finite";
+      mlir::emitError(getOperation()->getLoc())
+          << "min-overlap-ratio=" << options.minOverlapRatio
+          << " must be non-negative and finite";
       return signalPassFailure();
     }
-    if (!measured && failed(options.costModel.verify(emitError)))
+    FailureOr<CostModelOptions> costModel = costs.getOptions(
+        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    if (failed(costModel))
       return signalPassFailure();
+    options.costModel = *costModel;
 
     // Collect first: splitting erases the later allreduce, which a walk
     // that is still to visit it must not see.
@@ -308,7 +301,7 @@ struct DistMatmulGradOverlapPass
     }
   }
 
-  std::shared_ptr<const MeasuredCosts> measured;
+  PassCostModel costs;
 };
 } // namespace
 
