@@ -92,8 +92,9 @@ class Program:
     def local(self, dims):
         return [g // self.mesh[a] if a >= 0 else g for g, a in zip(self.shape, dims)]
 
-    def block(self, dims):
-        """This process's block of X under `dims`, plain."""
+    def block(self, dims, glob="%X"):
+        """This process's block of the global constant `glob` (X) under
+        `dims`, plain."""
         local = self.local(dims)
         offs = []
         for n, a in zip(local, dims):
@@ -105,7 +106,7 @@ class Program:
             self.emit(f"{o} = arith.muli %crd{a}, {k} : index")
             offs.append(o)
         v = self.fresh("b")
-        self.emit(f"{v} = tensor.extract_slice %X[{', '.join(offs)}] "
+        self.emit(f"{v} = tensor.extract_slice {glob}[{', '.join(offs)}] "
                   f"[{', '.join(map(str, local))}] [1, 1] : "
                   f"{self.ttype(self.shape)} to {self.ttype(local)}")
         return v
@@ -116,12 +117,12 @@ class Program:
         self.emit(f"{c} = tensor.splat {c}c : {self.ttype(local)}")
         return c
 
-    def source(self, dims, partial):
-        """The encoded piece of X in (dims, partial): partial terms made
+    def source(self, dims, partial, glob="%X"):
+        """The encoded piece of `glob` (X) in (dims, partial): partial terms made
         for the outermost (last) axis first, so that reducing in ascending
         axis order gives X back."""
         local = self.local(dims)
-        t = self.block(dims)
+        t = self.block(dims, glob)
         ty = self.ttype(local)
         for a, kind in sorted(partial.items(), reverse=True):
             n = self.mesh[a]

@@ -28,6 +28,7 @@
 namespace mlir::dist::test {
 void registerTestDistPatterns();
 void registerTestDistLowering();
+void registerTestDistTranspose();
 } // namespace mlir::dist::test
 
 static llvm::cl::opt<bool> passWallTime(
@@ -105,6 +106,7 @@ int main(int argc, char **argv) {
   mlir::dist::registerAllDistPasses();
   mlir::dist::test::registerTestDistPatterns();
   mlir::dist::test::registerTestDistLowering();
+  mlir::dist::test::registerTestDistTranspose();
 
   // --version says which dist this is, before LLVM's own version.
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {

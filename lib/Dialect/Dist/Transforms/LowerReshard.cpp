@@ -10,6 +10,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Dialect/Dist/Transforms/Redistribution.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -23,35 +24,6 @@ namespace dist {
 
 using namespace mlir;
 using namespace mlir::dist;
-
-/// The op of `step` applied to `input`.
-static Value buildStep(OpBuilder &b, Location loc, const ReshardStep &step,
-                       Value input, ArrayRef<int64_t> globalShape) {
-  auto inType = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> local = *mesh::localShape(globalShape, step.to);
-  auto type = withTensorDist(
-      RankedTensorType::get(local, inType.getElementType()), step.to);
-  MeshAttr mesh = step.to.getMesh();
-  SmallVector<int64_t> axes{step.axis};
-  switch (step.kind) {
-  case ReshardStep::Kind::AllReduce:
-    return AllReduceOp::create(b, loc, type, input, mesh, axes, step.reduction,
-                               nullptr);
-  case ReshardStep::Kind::AllGather:
-    return AllGatherOp::create(b, loc, type, input, mesh, axes, nullptr);
-  case ReshardStep::Kind::ReduceScatter:
-    return ReduceScatterOp::create(b, loc, type, input, mesh, axes,
-                                   step.reduction, nullptr);
-  case ReshardStep::Kind::AllToAll:
-    return AllToAllOp::create(b, loc, type, input, mesh, axes, nullptr);
-  case ReshardStep::Kind::AllSlice:
-    return AllSliceOp::create(b, loc, type, input, mesh, axes);
-  case ReshardStep::Kind::MakePartial:
-    return MakePartialOp::create(b, loc, type, input, mesh, axes,
-                                 step.reduction);
-  }
-  llvm_unreachable("unknown step kind");
-}
 
 namespace {
 struct DistLowerReshardPass
@@ -108,10 +80,8 @@ struct DistLowerReshardPass
       emitPlanRemark(op, *plan);
     b.setInsertionPoint(op);
     Location loc = FusedLoc::get(&getContext(), {op.getLoc(), passLoc});
-    Value value = op.getInput();
-    for (const ReshardStep &step : plan->steps)
-      value = buildStep(b, loc, step, value, global);
-    op.replaceAllUsesWith(value);
+    op.replaceAllUsesWith(
+        buildReshardSteps(b, loc, *plan, op.getInput(), global));
     op.erase();
     ++numReshards;
     numSteps += plan->steps.size();
