@@ -166,8 +166,12 @@ class Program:
         self.emit(f"{ne} = arith.cmpf one, {p}, {expected} : {ty}")
         nef = self.fresh("nef")
         self.emit(f"{nef} = arith.uitofp {ne} : {ty.replace('xf32', 'xi1')} to {ty}")
+        return self.sum_all(nef, ty)
+
+    def sum_all(self, value, ty):
+        """The f32 sum of every element of the rank-2 `value` of type `ty`."""
         s = self.fresh("sum")
-        self.emit(f"{s} = linalg.reduce ins({nef} : {ty}) outs(%f0 : tensor<f32>) "
+        self.emit(f"{s} = linalg.reduce ins({value} : {ty}) outs(%f0 : tensor<f32>) "
                   "dimensions = [0, 1]")
         self.emit("    (%in: f32, %acc: f32) {")
         self.emit("      %add = arith.addf %in, %acc : f32")

@@ -100,16 +100,7 @@ class TransposeProgram(Program):
         ty = self.ttype(self.shape)
         m = self.fresh("mul")
         self.emit(f"{m} = arith.mulf {a}, {b} : {ty}")
-        s = self.fresh("dot")
-        self.emit(f"{s} = linalg.reduce ins({m} : {ty}) outs(%f0 : tensor<f32>) "
-                  "dimensions = [0, 1]")
-        self.emit("    (%in: f32, %acc: f32) {")
-        self.emit("      %add = arith.addf %in, %acc : f32")
-        self.emit("      linalg.yield %add : f32")
-        self.emit("    }")
-        e = self.fresh("dotv")
-        self.emit(f"{e} = tensor.extract {s}[] : tensor<f32>")
-        return e
+        return self.sum_all(m, ty)
 
     def differs(self, a, b):
         c = self.fresh("ne")
