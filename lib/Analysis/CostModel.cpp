@@ -61,9 +61,13 @@ public:
   }
 
   /// The links of the collective `kind`: an array of {group-size,
-  /// latency-us, bandwidth-gbps}, one per group size.
+  /// latency-us, bandwidth-gbps}, one per group size. An optional kind may
+  /// be absent, not empty.
   LogicalResult links(const llvm::json::Object &root, StringRef kind,
-                      SmallVectorImpl<MeasuredCosts::Link> &links) {
+                      SmallVectorImpl<MeasuredCosts::Link> &links,
+                      bool optional = false) {
+    if (optional && !root.get(kind))
+      return success();
     const llvm::json::Array *array = root.getArray(kind);
     if (!array || array->empty())
       return error() << "'" << kind
@@ -130,7 +134,8 @@ FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
     return reader.error() << "the file must hold a JSON object";
   if (failed(reader.onlyKeys(*root,
                              {"dist-cost-model", "measured-on", "matmul-tflops",
-                              "allreduce", "broadcast"},
+                              "allreduce", "broadcast", "all-gather",
+                              "reduce-scatter", "all-to-all"},
                              "the object")))
     return failure();
   std::optional<int64_t> version = root->getInteger("dist-cost-model");
@@ -157,7 +162,13 @@ FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
     *field = *rate;
   }
   if (failed(reader.links(*root, "allreduce", costs.allreduce)) ||
-      failed(reader.links(*root, "broadcast", costs.broadcast)))
+      failed(reader.links(*root, "broadcast", costs.broadcast)) ||
+      failed(reader.links(*root, "all-gather", costs.allGather,
+                          /*optional=*/true)) ||
+      failed(reader.links(*root, "reduce-scatter", costs.reduceScatter,
+                          /*optional=*/true)) ||
+      failed(reader.links(*root, "all-to-all", costs.allToAll,
+                          /*optional=*/true)))
     return failure();
   return costs;
 }
@@ -276,66 +287,67 @@ double CostModel::matmulTime(double flops, bool transposeX,
   return flops / (tflops * 1e12);
 }
 
-double CostModel::collectiveTime(int64_t bytes, int64_t groupSize,
-                                 double ringFactor) const {
+double CostModel::collectiveTime(Collective kind, int64_t bytes,
+                                 int64_t groupSize) const {
   if (groupSize <= 1)
     return 0.0;
-  return options.linkLatencyUs * 1e-6 + ringFactor *
-                                            static_cast<double>(bytes) /
-                                            (options.linkBandwidthGBps * 1e9);
-}
-
-double CostModel::redistributionTime(int64_t bytes, int64_t groupSize,
-                                     double ringFactor) const {
-  if (groupSize <= 1)
-    return 0.0;
-  if (const MeasuredCosts *measured = options.measured.get()) {
-    double n = static_cast<double>(groupSize);
-    const MeasuredCosts::Link &link =
-        nearestLink(measured->allreduce, groupSize);
-    return link.latencyUs * 1e-6 + ringFactor / (2.0 * (n - 1) / n) *
-                                       static_cast<double>(bytes) /
-                                       (link.bandwidthGBps * 1e9);
+  double n = static_cast<double>(groupSize);
+  auto ringFactor = [&](Collective kind) {
+    switch (kind) {
+    case Collective::AllReduce:
+      return 2.0 * (n - 1) / n;
+    case Collective::Broadcast:
+      return 1.0;
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+    case Collective::AllToAll:
+      return (n - 1) / n;
+    }
+    llvm_unreachable("unknown collective");
+  };
+  double size = static_cast<double>(bytes);
+  const MeasuredCosts *measured = options.measured.get();
+  if (!measured)
+    return options.linkLatencyUs * 1e-6 +
+           ringFactor(kind) * size / (options.linkBandwidthGBps * 1e9);
+  ArrayRef<MeasuredCosts::Link> links =
+      kind == Collective::AllReduce       ? measured->allreduce
+      : kind == Collective::Broadcast     ? measured->broadcast
+      : kind == Collective::AllGather     ? measured->allGather
+      : kind == Collective::ReduceScatter ? measured->reduceScatter
+                                          : measured->allToAll;
+  double scale = 1.0;
+  if (links.empty()) {
+    links = measured->allreduce;
+    scale = ringFactor(kind) / ringFactor(Collective::AllReduce);
   }
-  return collectiveTime(bytes, groupSize, ringFactor);
+  const MeasuredCosts::Link &link = nearestLink(links, groupSize);
+  return link.latencyUs * 1e-6 + scale * size / (link.bandwidthGBps * 1e9);
 }
 
 std::optional<double> CostModel::collectiveTime(Operation *op) const {
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   if (!collective)
     return std::nullopt;
-  if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op)) {
-    // The larger side is what all-gather and reduce-scatter move (p-1)/p of;
-    // an all-to-all keeps its size.
-    std::optional<int64_t> in = tensorBytes(collective.getInput().getType());
-    std::optional<int64_t> out = tensorBytes(collective.getResultTensorType());
-    if (!in || !out)
-      return std::nullopt;
-    int64_t p = mesh::groupSize(collective.getMesh(), collective.getAxes());
-    double n = static_cast<double>(p);
-    return redistributionTime(std::max(*in, *out), p, (n - 1) / n);
-  }
-  std::optional<int64_t> bytes = tensorBytes(collective.getInput().getType());
-  if (!bytes)
+  std::optional<int64_t> in = tensorBytes(collective.getInput().getType());
+  std::optional<int64_t> out = tensorBytes(collective.getResultTensorType());
+  if (!in || !out)
     return std::nullopt;
   int64_t p = mesh::groupSize(collective.getMesh(), collective.getAxes());
-  double n = static_cast<double>(p);
-  // Ring allreduce: a reduce-scatter and an all-gather, each moving
-  // (p-1)/p of the buffer. A pipelined broadcast moves the buffer once. A
-  // c_identity communicates nothing in the forward direction.
-  double factor = llvm::TypeSwitch<Operation *, double>(op)
-                      .Case([&](AllReduceOp) { return 2.0 * (n - 1) / n; })
-                      .Case([&](BroadcastOp) { return 1.0; })
-                      .Default([](Operation *) { return 0.0; });
-  if (factor == 0.0 || p <= 1)
+  // A c_identity communicates nothing in the forward direction. The larger
+  // side is what an all-gather and a reduce-scatter move (p-1)/p of; an
+  // all-to-all keeps its size.
+  std::optional<Collective> kind =
+      llvm::TypeSwitch<Operation *, std::optional<Collective>>(op)
+          .Case([](AllReduceOp) { return Collective::AllReduce; })
+          .Case([](BroadcastOp) { return Collective::Broadcast; })
+          .Case([](AllGatherOp) { return Collective::AllGather; })
+          .Case([](ReduceScatterOp) { return Collective::ReduceScatter; })
+          .Case([](AllToAllOp) { return Collective::AllToAll; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind)
     return 0.0;
-  if (const MeasuredCosts *measured = options.measured.get()) {
-    const MeasuredCosts::Link &link = nearestLink(
-        isa<AllReduceOp>(op) ? measured->allreduce : measured->broadcast, p);
-    return link.latencyUs * 1e-6 +
-           static_cast<double>(*bytes) / (link.bandwidthGBps * 1e9);
-  }
-  return collectiveTime(*bytes, p, factor);
+  return collectiveTime(*kind, std::max(*in, *out), p);
 }
 
 std::optional<double> CostModel::computeTime(Operation *op) const {

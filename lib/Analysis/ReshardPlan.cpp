@@ -71,14 +71,21 @@ public:
       switch (kind) {
       case ReshardStep::Kind::AllReduce:
         step.bytes = static_cast<int64_t>(2.0 * (n - 1) / n * here);
-        step.seconds = model.redistributionTime(here, g, 2.0 * (n - 1) / n);
+        step.seconds =
+            model.collectiveTime(CostModel::Collective::AllReduce, here, g);
         break;
       case ReshardStep::Kind::AllGather:
       case ReshardStep::Kind::ReduceScatter:
       case ReshardStep::Kind::AllToAll: {
         int64_t moved = std::max(here, *there);
         step.bytes = static_cast<int64_t>((n - 1) / n * moved);
-        step.seconds = model.redistributionTime(moved, g, (n - 1) / n);
+        CostModel::Collective collective =
+            kind == ReshardStep::Kind::AllGather
+                ? CostModel::Collective::AllGather
+            : kind == ReshardStep::Kind::ReduceScatter
+                ? CostModel::Collective::ReduceScatter
+                : CostModel::Collective::AllToAll;
+        step.seconds = model.collectiveTime(collective, moved, g);
         break;
       }
       case ReshardStep::Kind::AllSlice:

@@ -15,6 +15,9 @@ import json
 import math
 import sys
 
+# The collectives a cost-model file measures.
+KINDS = ("allreduce", "broadcast", "all-gather", "reduce-scatter", "all-to-all")
+
 
 def fail(message):
     print(f"FAILED: {message}")
@@ -37,7 +40,7 @@ def check_file(path, processes):
             fail(f"{form}: {rate} TFLOP/s")
     groups = {}
     expected = [g for g in range(2, processes + 1) if processes % g == 0]
-    for kind in ("allreduce", "broadcast"):
+    for kind in KINDS:
         groups[kind] = [link["group-size"] for link in model[kind]]
         if groups[kind] != expected:
             fail(f"{kind} groups {groups[kind]}, expected {expected}")
@@ -47,8 +50,9 @@ def check_file(path, processes):
     points = model["measured-on"]["points"]
     if any(p["median-us"] <= 0 for p in points):
         fail("a measured point is not positive")
-    print(f"ok: {len(rates)} matmul rates, allreduce groups {groups['allreduce']}, "
-          f"broadcast groups {groups['broadcast']}, {len(points)} measured points")
+    print(f"ok: {len(rates)} matmul rates, "
+          + ", ".join(f"{kind} groups {groups[kind]}" for kind in KINDS)
+          + f", {len(points)} measured points")
 
 
 def check_report(source):
@@ -68,7 +72,7 @@ def check_fit(model):
     medians, which dist-run fits it to (only those: the others depend on
     how loaded the machine was, as any timing does). A fit in the wrong unit
     or with the terms swapped misses them by orders of magnitude."""
-    for kind in ("allreduce", "broadcast"):
+    for kind in KINDS:
         for link in model[kind]:
             points = sorted((p["bytes"], p["median-us"]) for p in model["measured-on"]["points"]
                             if p["op"] == kind and p["group-size"] == link["group-size"])
@@ -84,9 +88,11 @@ def check_fit(model):
 
 
 # Inputs/collectives-cost.mlir: (op, bytes, group size) of each collective
-# in the order the report meets them.
+# in the order the report meets them; the bytes of an all-gather are its
+# result's, of a reduce-scatter its operand's, of an all-to-all the shard's.
 REPORTED = [("allreduce", 4096 * 4, 2), ("allreduce", 262144 * 4, 2),
-            ("broadcast", 65536 * 4, 2)]
+            ("broadcast", 65536 * 4, 2), ("all-gather", 65536 * 4, 2),
+            ("reduce-scatter", 65536 * 4, 2), ("all-to-all", 65536 * 4, 2)]
 
 
 def check_numbers(path, source):

@@ -48,6 +48,14 @@
 // RUN: sed 's/"broadcast": \[.*\]/"broadcast": []/' %S/Inputs/cost-model.json > %t.empty.json
 // RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.empty.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: invalid cost-model file: 'broadcast' must be a non-empty array of measurements
+// The redistributions' links are optional (a file from before they were
+// measured), but present, they are checked as the others are.
+// RUN: sed 's/"broadcast": \[/"all-to-all": [], "broadcast": [/' %S/Inputs/cost-model.json > %t.a2a.json
+// RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.a2a.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=A2A
+// A2A: error: invalid cost-model file: 'all-to-all' must be a non-empty array of measurements
+// RUN: sed 's/"broadcast": \[/"all-gather": [{"group-size": 2, "latency-us": 1, "bandwidth-gbps": 0}], "broadcast": [/' %S/Inputs/cost-model.json > %t.gather.json
+// RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.gather.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GATHER
+// GATHER: error: invalid cost-model file: all-gather[0]: 'bandwidth-gbps' is 0.000000e+00; it must be positive and finite
 // RUN: sed 's/"broadcast": \[.*\]/"broadcast": [3]/' %S/Inputs/cost-model.json > %t.entry.json
 // RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.entry.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ENTRY
 // ENTRY: error: invalid cost-model file: broadcast[0] must be an object

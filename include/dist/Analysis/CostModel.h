@@ -39,6 +39,9 @@ struct MeasuredCosts {
          matmulTransposeYTflops = 0, matmulGradTflops = 0;
   /// Sorted by group size, at least one each.
   SmallVector<Link> allreduce, broadcast;
+  /// Sorted by group size; empty in a file from before these were measured,
+  /// when their times are scaled from the allreduce's.
+  SmallVector<Link> allGather, reduceScatter, allToAll;
 
   /// Parses a cost-model file's text; a diagnostic at `fileLoc` says what is
   /// wrong (a missing or unknown key, a number that is not positive).
@@ -115,19 +118,25 @@ public:
   /// Seconds of a dist.matmul of `flops` with these transpositions.
   double matmulTime(double flops, bool transposeX, bool transposeY) const;
 
-  /// Seconds for a collective moving `bytes` per process within groups of
-  /// `groupSize` processes, with `ringFactor` as the bandwidth factor (2(p-1)/p
-  /// for a ring allreduce). Zero for a group of one.
-  double collectiveTime(int64_t bytes, int64_t groupSize,
-                        double ringFactor) const;
+  /// The collectives the model prices.
+  enum class Collective {
+    AllReduce,
+    Broadcast,
+    AllGather,
+    ReduceScatter,
+    AllToAll
+  };
 
-  /// Seconds for a collective that moves `ringFactor` x `bytes` through each
-  /// process's link in groups of `groupSize` (all-gather: the gathered
-  /// bytes x (p-1)/p; reduce-scatter: the operand's; all-to-all: the
-  /// shard's). Measured costs have only allreduce links, whose bandwidth
-  /// includes its factor 2(p-1)/p: the time is scaled from those.
-  double redistributionTime(int64_t bytes, int64_t groupSize,
-                            double ringFactor) const;
+  /// Seconds for collective `kind` in groups of `groupSize` processes on a
+  /// tensor of `bytes` per process: the operand of an allreduce, broadcast
+  /// or reduce-scatter, the gathered result of an all-gather, the shard of
+  /// an all-to-all. With the constants, each moves a ring factor of those
+  /// bytes through a process's link (2(p-1)/p for an allreduce, 1 for a
+  /// pipelined broadcast, (p-1)/p for the others); measured links include
+  /// their factor. A kind the file did not measure is scaled from the
+  /// allreduce's link by the ratio of the factors. Zero for a group of one.
+  double collectiveTime(Collective kind, int64_t bytes,
+                        int64_t groupSize) const;
   /// Seconds for a dist collective op (allreduce, broadcast, c_identity,
   /// all_gather, reduce_scatter, all_to_all), or nothing for other ops and
   /// dynamic shapes.
