@@ -133,3 +133,30 @@ func.func @region_and_unused(%x: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// The redistributions go on their streams as the allreduce does, by their
+// attribute or (without one) by the role of their axis; the all-to-all has
+// only waits before its use, so it stays blocking.
+// CHECK-LABEL: func @redistributions
+// CHECK-NEXT: %[[G:.*]] = dist.all_gather %arg0 on #mesh axes = [1] stream = mp : {{.*}} -> !dist.future<tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>>
+// CHECK-NEXT: %[[S:.*]] = dist.reduce_scatter %arg1 on #mesh axes = [0] reduce = sum stream = dp : {{.*}} -> !dist.future<tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>>
+// CHECK-NEXT: %[[M:.*]] = dist.matmul
+// CHECK-NEXT: %[[T:.*]] = dist.all_to_all %arg3 on #mesh axes = [1] : {{.*}} -> tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+// CHECK-NEXT: %[[GV:.*]] = dist.wait %[[G]]
+// CHECK-NEXT: %[[SV:.*]] = dist.wait %[[S]]
+// CHECK-NEXT: return %[[GV]], %[[SV]], %[[M]], %[[T]]
+func.func @redistributions(%x: tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>>,
+                           %p: tensor<16x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>,
+                           %a: tensor<8x8xf32>, %y: tensor<16x4xf32, #dist.tensor<#mesh, [-1, 1]>>)
+    -> (tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>,
+        tensor<8x8xf32>, tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>) {
+  %g = dist.all_gather %x on #mesh axes = [1]
+      : tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>
+  %s = dist.reduce_scatter %p on #mesh axes = [0] reduce = sum stream = dp
+      : tensor<16x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>
+  %m = dist.matmul %a, %a : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %t = dist.all_to_all %y on #mesh axes = [1] stream = mp
+      : tensor<16x4xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %g, %s, %m, %t : tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>,
+                          tensor<8x8xf32>, tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+}
