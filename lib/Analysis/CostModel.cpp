@@ -5,6 +5,7 @@
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -260,7 +261,18 @@ std::optional<int64_t> CostModel::tensorBytes(RankedTensorType type) {
   // i1 and other sub-byte types still take a byte each in memory.
   int64_t elementBytes =
       std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
-  return type.getNumElements() * elementBytes;
+  return checkedBytes(type.getShape(), elementBytes);
+}
+
+std::optional<int64_t> CostModel::checkedBytes(ArrayRef<int64_t> shape,
+                                               int64_t elementBytes) {
+  // A type may name a shape whose size does not fit in 64 bits: no size,
+  // rather than a wrapped-around one.
+  std::optional<int64_t> bytes = elementBytes;
+  for (int64_t dim : shape)
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, dim);
+  return bytes;
 }
 
 std::optional<double> CostModel::matmulFlops(RankedTensorType x,

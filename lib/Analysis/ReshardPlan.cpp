@@ -183,6 +183,14 @@ mlir::dist::planReshard(ArrayRef<int64_t> globalShape, Type elementType,
   }
   int64_t elementBytes =
       std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8);
+  // Every local size is at most the global one, so checking it once keeps
+  // the search's arithmetic in range.
+  if (!CostModel::checkedBytes(globalShape, elementBytes)) {
+    os << "the global shape [";
+    llvm::interleaveComma(globalShape, os);
+    os << "] has more bytes than 64 bits count";
+    return failure();
+  }
   Planner planner(globalShape, elementBytes, model);
   for (TensorDistAttr dist : {from, to})
     if (!planner.localBytes(dist)) {

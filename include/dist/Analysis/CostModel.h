@@ -106,9 +106,13 @@ class CostModel {
 public:
   explicit CostModel(CostModelOptions options = {}) : options(options) {}
 
-  /// Bytes of a statically shaped tensor; nothing for dynamic shapes or
-  /// element types without a bit width.
+  /// Bytes of a statically shaped tensor; nothing for dynamic shapes,
+  /// element types without a bit width and sizes beyond 64 bits.
   static std::optional<int64_t> tensorBytes(RankedTensorType type);
+  /// Bytes of a tensor of static `shape` with `elementBytes` per element,
+  /// or nothing when they do not fit in 64 bits.
+  static std::optional<int64_t> checkedBytes(ArrayRef<int64_t> shape,
+                                             int64_t elementBytes);
 
   /// Flops of `result = op(x) * op(y)` (dist.matmul's semantics): 2 per
   /// multiply-add. Nothing when a shape is dynamic.

@@ -39,3 +39,14 @@ func.func @index(%x: tensor<8x16xindex, #dist.tensor<#mesh, [-1, -1]>>) {
   %0 = dist.reshard %x : tensor<8x16xindex, #dist.tensor<#mesh, [-1, -1]>> -> tensor<4x16xindex, #dist.tensor<#mesh, [0, -1]>>
   return
 }
+
+// -----
+
+// A global tensor of 2^64 bytes: its sizes would wrap around, so it is not
+// planned (no "0 bytes per process" remark).
+#mesh = #dist.mesh<shape = [2]>
+func.func @huge(%x: tensor<2305843009213693952x4xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'dist.reshard' op cannot be planned: the global shape [4611686018427387904, 4] has more bytes than 64 bits count}}
+  %0 = dist.reshard %x : tensor<2305843009213693952x4xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4611686018427387904x4xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
