@@ -242,6 +242,50 @@ MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGet(MlirType valueType);
 /** The tensor type a future completes to; null for a non-future. */
 MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGetValueType(MlirType future);
 
+/*===----------------------------------------------------------------------===*/
+/* Redistribution: reshard plans and transposes                               */
+/*===----------------------------------------------------------------------===*/
+
+/** One step of a reshard plan. */
+typedef struct MlirDistReshardStep {
+  /** The step's op: "dist.allreduce", "dist.all_gather",
+   *  "dist.reduce_scatter", "dist.all_to_all", "dist.all_slice" or
+   *  "dist.make_partial" (owned by the library). */
+  MlirStringRef opName;
+  /** The one mesh axis the step acts on. */
+  int64_t axis;
+  /** The reduction of an allreduce, reduce-scatter or partial view. */
+  MlirDistReductionKind reduction;
+  /** The `#dist.tensor` after the step. */
+  MlirAttribute to;
+  /** Bytes through each process's link, and the estimated seconds. */
+  int64_t bytes;
+  double seconds;
+} MlirDistReshardStep;
+
+typedef void (*MlirDistReshardStepCallback)(const MlirDistReshardStep *step,
+                                            void *userData);
+
+/** Plans, with the default cost model, the redistribution that
+ *  `dist.reshard` from type `source` to type `target` lowers to, and calls
+ *  `callback` with each step in order (none when the types are equal). Both
+ *  types are statically shaped ranked tensors with `#dist.tensor`
+ *  encodings on one mesh, of one global shape and element type. On failure
+ *  nothing is called and the reason is reported through the context. */
+MLIR_CAPI_EXPORTED MlirLogicalResult
+mlirDistPlanReshard(MlirType source, MlirType target,
+                    MlirDistReshardStepCallback callback, void *userData);
+
+/** Builds, right before `insertBefore` (an op in a block), the transpose of
+ *  the redistribution `op` (dist.allreduce, all_gather, reduce_scatter,
+ *  all_to_all, all_slice, make_partial or reshard) applied to `cotangent`,
+ *  the cotangent of `op`'s result, and returns the cotangent of `op`'s
+ *  operand: C++'s mlir::dist::buildTranspose. A null value, with the reason
+ *  reported through the context, when there is none. */
+MLIR_CAPI_EXPORTED MlirValue mlirDistBuildTranspose(MlirOperation op,
+                                                    MlirValue cotangent,
+                                                    MlirOperation insertBefore);
+
 #ifdef __cplusplus
 }
 #endif

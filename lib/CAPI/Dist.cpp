@@ -13,6 +13,7 @@
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Dialect/Dist/Transforms/Redistribution.h"
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
 
@@ -590,4 +591,89 @@ MlirType mlirDistFutureTypeGetValueType(MlirType future) {
     return MlirType{nullptr};
   }
   return wrap(Type(f.getValueType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Redistribution
+//===----------------------------------------------------------------------===//
+
+MlirLogicalResult mlirDistPlanReshard(MlirType source, MlirType target,
+                                      MlirDistReshardStepCallback callback,
+                                      void *userData) {
+  Type from = unwrap(source), to = unwrap(target);
+  if (!from || !to)
+    return mlirLogicalResultFailure();
+  MLIRContext *ctx = from.getContext();
+  auto fromType = dyn_cast<RankedTensorType>(from);
+  auto toType = dyn_cast<RankedTensorType>(to);
+  TensorDistAttr fromDist = getTensorDist(from), toDist = getTensorDist(to);
+  if (!fromType || !toType || !fromDist || !toDist ||
+      !fromType.hasStaticShape() || !toType.hasStaticShape()) {
+    report(ctx, "mlirDistPlanReshard")
+        << "expected statically shaped #dist.tensor types, got " << from
+        << " and " << to;
+    return mlirLogicalResultFailure();
+  }
+  if (fromDist.getMesh() != toDist.getMesh()) {
+    report(ctx, "mlirDistPlanReshard")
+        << "the types are on different meshes: " << fromDist.getMesh()
+        << " and " << toDist.getMesh();
+    return mlirLogicalResultFailure();
+  }
+  SmallVector<int64_t> global =
+      mesh::globalShape(fromType.getShape(), fromDist);
+  if (fromType.getElementType() != toType.getElementType() ||
+      global != mesh::globalShape(toType.getShape(), toDist)) {
+    report(ctx, "mlirDistPlanReshard")
+        << from << " and " << to << " hold different global tensors";
+    return mlirLogicalResultFailure();
+  }
+  std::string whyNot;
+  FailureOr<ReshardPlan> plan = planReshard(
+      global, fromType.getElementType(), fromDist, toDist, CostModel(), whyNot);
+  if (failed(plan)) {
+    report(ctx, "mlirDistPlanReshard") << whyNot;
+    return mlirLogicalResultFailure();
+  }
+  for (const ReshardStep &step : plan->steps) {
+    MlirDistReshardStep out{wrap(getStepOpName(step.kind)),
+                            step.axis,
+                            static_cast<MlirDistReductionKind>(step.reduction),
+                            wrap(Attribute(step.to)),
+                            step.bytes,
+                            step.seconds};
+    if (callback)
+      callback(&out, userData);
+  }
+  return mlirLogicalResultSuccess();
+}
+
+MlirValue mlirDistBuildTranspose(MlirOperation op, MlirValue cotangent,
+                                 MlirOperation insertBefore) {
+  Operation *primal = unwrap(op), *before = unwrap(insertBefore);
+  Value cot = unwrap(cotangent);
+  if (!primal || !cot || !before)
+    return MlirValue{nullptr};
+  MLIRContext *ctx = primal->getContext();
+  if (!before->getBlock()) {
+    report(ctx, "mlirDistBuildTranspose")
+        << "the insertion point '" << before->getName()
+        << "' is not in a block";
+    return MlirValue{nullptr};
+  }
+  // An op made with mlirOperationCreate may lack what its accessors read.
+  if (failed(verify(primal, /*verifyRecursively=*/false))) {
+    report(ctx, "mlirDistBuildTranspose")
+        << "'" << primal->getName() << "' does not verify";
+    return MlirValue{nullptr};
+  }
+  OpBuilder b(before);
+  std::string whyNot;
+  FailureOr<Value> transpose =
+      buildTranspose(b, primal->getLoc(), primal, cot, CostModel(), whyNot);
+  if (failed(transpose)) {
+    report(ctx, "mlirDistBuildTranspose") << whyNot;
+    return MlirValue{nullptr};
+  }
+  return wrap(*transpose);
 }

@@ -660,6 +660,107 @@ static int parseFile(const char *path) {
   return status;
 }
 
+// CHECK-LABEL: testRedistribution
+// [0, 1] -> [1, 0] on [2, 4] for 8x16 f32: never the whole tensor.
+// CHECK: step dist.all_gather axis 0 sum 64 B: #dist.tensor<#dist.mesh<shape = [2, 4]>, [-1, 1]>
+// CHECK-NEXT: step dist.all_to_all axis 1 sum 96 B: #dist.tensor<#dist.mesh<shape = [2, 4]>, [1, -1]>
+// CHECK-NEXT: step dist.all_slice axis 0 sum 0 B: #dist.tensor<#dist.mesh<shape = [2, 4]>, [1, 0]>
+// CHECK-NEXT: planned: 1 steps 3
+// CHECK-NEXT: to itself: 1 steps 0
+// CHECK-NEXT: diagnostic: mlirDistPlanReshard: 'tensor<4x4xf32, #dist.tensor<#dist.mesh<shape = [2, 4]>, [0, 1]>>' and 'tensor<8x8xf32, #dist.tensor<#dist.mesh<shape = [2, 4]>, [-1, -1]>>' hold different global tensors
+// CHECK-NEXT: other global: 0
+// CHECK-NEXT: diagnostic: mlirDistPlanReshard: expected statically shaped #dist.tensor types, got 'tensor<8x16xf32>' and
+// CHECK-NEXT: plain: 0
+// The transpose of an all-gather, on a partial-sum cotangent:
+// CHECK: %[[T:.*]] = dist.reduce_scatter %arg1 on {{.*}} axes = [1] reduce = sum
+// CHECK-NEXT: return %[[T]]
+// CHECK-NEXT: }
+// CHECK-NEXT: transposed: 1
+// CHECK-NEXT: diagnostic: mlirDistBuildTranspose: 'func.return' is not a redistribution
+// CHECK-NEXT: of a return: 0
+// CHECK-NEXT: diagnostic: 'dist.all_gather' op requires attribute 'axes'
+// CHECK-NEXT: diagnostic: mlirDistBuildTranspose: 'dist.all_gather' does not verify
+// CHECK-NEXT: of a bare op: 0
+static void countStep(const MlirDistReshardStep *step, void *userData) {
+  ++*(int *)userData;
+  printf("step %.*s axis %" PRId64 " %.*s %" PRId64 " B: ",
+         (int)step->opName.length, step->opName.data, step->axis,
+         (int)mlirDistReductionKindGetName(step->reduction).length,
+         mlirDistReductionKindGetName(step->reduction).data, step->bytes);
+  mlirAttributePrint(step->to, printToStdout, NULL);
+  printf("\n");
+}
+
+static void testRedistribution(MlirContext ctx) {
+  printf("testRedistribution\n");
+  int64_t meshShape[] = {2, 4};
+  MlirAttribute mesh = mlirDistMeshAttrGet(ctx, 2, meshShape, 0, NULL, 0, NULL);
+  int64_t rowsCols[] = {0, 1}, colsRows[] = {1, 0}, none[] = {-1, -1};
+  MlirType f32 = mlirF32TypeGet(ctx);
+  int64_t local[] = {4, 4}, swapped[] = {2, 8}, global[] = {8, 16},
+          other[] = {8, 8};
+  MlirType from = mlirRankedTensorTypeGet(
+      2, local, f32, mlirDistTensorAttrGet(mesh, 2, rowsCols, 0, NULL, NULL));
+  MlirType to = mlirRankedTensorTypeGet(
+      2, swapped, f32, mlirDistTensorAttrGet(mesh, 2, colsRows, 0, NULL, NULL));
+  int steps = 0;
+  MlirLogicalResult planned = mlirDistPlanReshard(from, to, countStep, &steps);
+  printf("planned: %d steps %d\n", mlirLogicalResultIsSuccess(planned), steps);
+  steps = 0;
+  planned = mlirDistPlanReshard(from, from, countStep, &steps);
+  printf("to itself: %d steps %d\n", mlirLogicalResultIsSuccess(planned),
+         steps);
+  MlirType whole = mlirRankedTensorTypeGet(
+      2, other, f32, mlirDistTensorAttrGet(mesh, 2, none, 0, NULL, NULL));
+  printf("other global: %d\n", mlirLogicalResultIsSuccess(mlirDistPlanReshard(
+                                   from, whole, countStep, &steps)));
+  MlirType plain =
+      mlirRankedTensorTypeGet(2, global, f32, mlirAttributeGetNull());
+  printf("plain: %d\n", mlirLogicalResultIsSuccess(mlirDistPlanReshard(
+                            plain, whole, countStep, &steps)));
+
+  const char *source =
+      "#mesh = #dist.mesh<shape = [2, 4]>\n"
+      "func.func @backward(%x: tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>>,\n"
+      "    %g: tensor<8x16xf32, #dist.tensor<#mesh, [0, -1], partial = [1 : "
+      "sum]>>)\n"
+      "    -> tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>> {\n"
+      "  %y = dist.all_gather %x on #mesh axes = [1]\n"
+      "      : tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>>\n"
+      "      -> tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>\n"
+      "  return %x : tensor<8x4xf32, #dist.tensor<#mesh, [0, 1]>>\n"
+      "}\n";
+  MlirModule module =
+      mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(source));
+  if (mlirModuleIsNull(module))
+    return;
+  MlirOperation func = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  MlirOperation gather = mlirBlockGetFirstOperation(body);
+  MlirOperation ret = mlirOperationGetNextInBlock(gather);
+  MlirValue t =
+      mlirDistBuildTranspose(gather, mlirBlockGetArgument(body, 1), ret);
+  if (!mlirValueIsNull(t))
+    mlirOperationSetOperand(ret, 0, t);
+  mlirOperationPrint(func, printToStdout, NULL);
+  printf("\ntransposed: %d\n", !mlirValueIsNull(t));
+  t = mlirDistBuildTranspose(ret, mlirBlockGetArgument(body, 1), ret);
+  printf("of a return: %d\n", !mlirValueIsNull(t));
+  /* An op made generically without its attributes: refused, not read. */
+  MlirOperationState state =
+      mlirOperationStateGet(mlirStringRefCreateFromCString("dist.all_gather"),
+                            mlirLocationUnknownGet(ctx));
+  MlirValue x = mlirBlockGetArgument(body, 0);
+  mlirOperationStateAddOperands(&state, 1, &x);
+  MlirType resultType = mlirValueGetType(mlirOperationGetResult(gather, 0));
+  mlirOperationStateAddResults(&state, 1, &resultType);
+  MlirOperation bare = mlirOperationCreate(&state);
+  mlirBlockInsertOwnedOperationBefore(body, ret, bare);
+  t = mlirDistBuildTranspose(bare, mlirBlockGetArgument(body, 1), ret);
+  printf("of a bare op: %d\n", !mlirValueIsNull(t));
+  mlirModuleDestroy(module);
+}
+
 int main(int argc, char **argv) {
   /* Unbuffered, so that a crash still shows how far the test came. */
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -677,6 +778,7 @@ int main(int argc, char **argv) {
   testDialectHandle();
   testVerifyDistributions(ctx);
   testConversionPasses(ctx);
+  testRedistribution(ctx);
   mlirContextDestroy(ctx);
   return 0;
 }
