@@ -1,18 +1,21 @@
 //===- DistRuleModels.cpp - distribution rules of upstream ops ------------===//
 //
 // Upstream ops cannot be given verifiers, but they can be given interfaces:
-// the arith elementwise ops and casts and the tensor reshapes that dist
-// programs apply to encoded tensors get DistributionRuleInterface here, and
+// the arith and math elementwise ops and casts and the tensor reshapes that
+// dist programs apply to encoded tensors get DistributionRuleInterface here
+// (the linalg structured ops in LinalgRuleModel.cpp), and
 // --dist-verify-distributions checks them.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuleModelUtils.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -86,7 +89,8 @@ struct ReshapeModel
   }
 };
 
-template <typename... Ops> struct OpList {};
+using rules::detail::OpList;
+using rules::detail::promise;
 
 /// The upstream ops that have a rule, by rule: the one list both attaching
 /// the models and promising them read.
@@ -105,6 +109,11 @@ using Nonlinear =
     OpList<DivSIOp, DivUIOp, CmpFOp, CmpIOp, SelectOp, AndIOp, OrIOp, XOrIOp,
            RemFOp, RemSIOp, RemUIOp, ShLIOp, ShRSIOp, ShRUIOp>;
 using Reshapes = OpList<tensor::CollapseShapeOp, tensor::ExpandShapeOp>;
+/// Every math op is elementwise and, for a pending reduction, nonlinear.
+using Math = OpList<
+#define GET_OP_LIST
+#include "mlir/Dialect/Math/IR/MathOps.cpp.inc"
+    >;
 } // namespace lists
 
 template <Linearity L, typename... Ops>
@@ -117,20 +126,6 @@ void attachReshapes(MLIRContext *ctx, OpList<Ops...>) {
   (Ops::template attachInterface<ReshapeModel<Ops>>(*ctx), ...);
 }
 
-/// Promises the rules of `Ops` on their dialect unless they are attached
-/// already (the extension ran when the dialect was loaded, before dist).
-template <typename... Ops> void promise(MLIRContext *ctx, OpList<Ops...>) {
-  auto one = [&](auto op) {
-    using Op = decltype(op);
-    std::optional<RegisteredOperationName> name =
-        RegisteredOperationName::lookup(TypeID::get<Op>(), ctx);
-    if (!name || name->hasInterface<DistributionRuleInterface>())
-      return;
-    name->getDialect()
-        .declarePromisedInterface<DistributionRuleInterface, Op>();
-  };
-  (one(Ops(nullptr)), ...);
-}
 } // namespace
 
 void mlir::dist::registerDistributionRuleModels(DialectRegistry &registry) {
@@ -148,6 +143,10 @@ void mlir::dist::registerDistributionRuleModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     attachReshapes(ctx, lists::Reshapes{});
   });
+  registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
+    attachElementwise<Linearity::Nonlinear>(ctx, lists::Math{});
+  });
+  registerLinalgRuleModels(registry);
 }
 
 void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
@@ -161,6 +160,8 @@ void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
   promise(ctx, lists::MonotoneCast{});
   promise(ctx, lists::Nonlinear{});
   promise(ctx, lists::Reshapes{});
+  promise(ctx, lists::Math{});
+  promiseLinalgRules(ctx);
 }
 
 LogicalResult mlir::dist::rules::requireRegisteredRule(Operation *op) {

@@ -177,6 +177,156 @@ FailureOr<Dist> rules::inferContraction(MeshAttr mesh,
   return verified(std::move(result), whyNot);
 }
 
+FailureOr<SmallVector<Dist>>
+rules::inferFactors(MeshAttr mesh, unsigned numLoops,
+                    ArrayRef<FactorOperand> operands,
+                    ArrayRef<FactorResult> results, PartialOperandRule partials,
+                    raw_ostream &whyNot) {
+  auto describe = [&](int64_t axis) {
+    if (axis < 0)
+      whyNot << "replicated";
+    else
+      whyNot << "split over mesh " << axisName(mesh, axis);
+  };
+  // Each loop's mesh axis, from the operand dims that run over it.
+  SmallVector<int64_t> loopAxis(numLoops, -1);
+  SmallVector<int> loopOwner(numLoops, -1);
+  SmallVector<Dist> ds;
+  for (auto [i, o] : llvm::enumerate(operands)) {
+    Dist d = Dist::of(o.type, mesh);
+    if (o.loops.size() != d.dims.size()) {
+      whyNot << "operand #" << i << " has " << d.dims.size()
+             << " dims but the rule maps " << o.loops.size();
+      return failure();
+    }
+    for (auto [dim, loop] : llvm::enumerate(o.loops)) {
+      int64_t axis = d.dims[dim];
+      if (loop >= static_cast<int64_t>(numLoops)) {
+        whyNot << "dim " << dim << " of operand #" << i << " runs over loop "
+               << loop << " of " << numLoops;
+        return failure();
+      }
+      if (loop < 0) {
+        if (axis >= 0) {
+          whyNot << "dim " << dim << " of operand #" << i
+                 << " is not indexed by one loop, so it cannot be split (it "
+                    "is split over mesh "
+                 << axisName(mesh, axis) << ")";
+          return failure();
+        }
+        continue;
+      }
+      int &owner = loopOwner[loop];
+      if (owner < 0) {
+        owner = i;
+        loopAxis[loop] = axis;
+      } else if (loopAxis[loop] != axis) {
+        whyNot << "loop " << loop << " runs over a dim that is ";
+        describe(loopAxis[loop]);
+        whyNot << " in operand #" << owner << " but ";
+        describe(axis);
+        whyNot << " in operand #" << i;
+        return failure();
+      }
+    }
+    ds.push_back(std::move(d));
+  }
+
+  SmallVector<Dist> out(results.size());
+  for (auto [r, result] : llvm::enumerate(results)) {
+    out[r].mesh = mesh;
+    for (int64_t loop : result.loops) {
+      if (loop < 0 || loop >= static_cast<int64_t>(numLoops)) {
+        whyNot << "result #" << r << " has a dim on loop " << loop << " of "
+               << numLoops;
+        return failure();
+      }
+      out[r].dims.push_back(loopAxis[loop]);
+    }
+    for (unsigned loop = 0; loop < numLoops; ++loop) {
+      int64_t axis = loopAxis[loop];
+      if (axis < 0 || llvm::is_contained(result.loops, loop))
+        continue;
+      if (!result.combiner) {
+        whyNot << "result #" << r << " reduces over loop " << loop
+               << ", which is split over mesh " << axisName(mesh, axis)
+               << ", with a combination the rule cannot tell";
+        return failure();
+      }
+      bool idempotent = *result.combiner == ReductionKind::Max ||
+                        *result.combiner == ReductionKind::Min;
+      if (result.init && *result.init < ds.size() && !result.initIsIdentity &&
+          !idempotent &&
+          ds[*result.init].partialKind(axis) != result.combiner) {
+        whyNot << "result #" << r << " reduces over loop " << loop
+               << ", which is split over mesh " << axisName(mesh, axis)
+               << ", into an initial value that is neither partial nor the "
+                  "identity of its "
+               << stringifyReductionKind(*result.combiner)
+               << ": every process would count it once";
+        return failure();
+      }
+      if (!out[r].partialKind(axis))
+        out[r].partial.emplace_back(axis, *result.combiner);
+    }
+  }
+
+  // Partial operands, axis by axis.
+  SmallVector<int64_t> axes;
+  for (const Dist &d : ds)
+    for (auto [axis, kind] : d.partial)
+      if (!llvm::is_contained(axes, axis))
+        axes.push_back(axis);
+  llvm::sort(axes);
+  for (int64_t axis : axes) {
+    SmallVector<unsigned> holders;
+    std::optional<ReductionKind> kind;
+    for (auto [i, d] : llvm::enumerate(ds))
+      if (std::optional<ReductionKind> k = d.partialKind(axis)) {
+        if (kind && *kind != *k) {
+          whyNot << "operands are partial over mesh " << axisName(mesh, axis)
+                 << " with different reductions ("
+                 << stringifyReductionKind(*kind) << " and "
+                 << stringifyReductionKind(*k) << ")";
+          return failure();
+        }
+        kind = k;
+        holders.push_back(i);
+      }
+    SmallVector<std::optional<ReductionKind>> kinds(results.size()), fromLoops;
+    for (const Dist &d : out)
+      fromLoops.push_back(d.partialKind(axis));
+    std::string why;
+    llvm::raw_string_ostream os(why);
+    if (failed(partials(holders, *kind, fromLoops, kinds, os))) {
+      whyNot << "operand #" << holders.front() << " is partial ("
+             << stringifyReductionKind(*kind) << ") over mesh "
+             << axisName(mesh, axis) << ": " << why;
+      return failure();
+    }
+    for (auto [r, k] : llvm::enumerate(kinds)) {
+      if (!k)
+        continue;
+      if (std::optional<ReductionKind> split = out[r].partialKind(axis)) {
+        // A split reduction loop into a partial accumulator: one pending
+        // reduction, if it is the same.
+        if (*split == *k)
+          continue;
+        whyNot << "result #" << r << " would be partial over mesh "
+               << axisName(mesh, axis) << " with both "
+               << stringifyReductionKind(*split) << " and "
+               << stringifyReductionKind(*k);
+        return failure();
+      }
+      out[r].partial.emplace_back(axis, *k);
+    }
+  }
+  for (Dist &d : out)
+    if (failed(d.verify(whyNot)))
+      return failure();
+  return out;
+}
+
 FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                                         Linearity linearity,
                                         raw_ostream &whyNot) {

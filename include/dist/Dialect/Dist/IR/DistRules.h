@@ -66,6 +66,54 @@ FailureOr<Dist> inferContraction(MeshAttr mesh,
                                  ArrayRef<unsigned> resultLoops,
                                  raw_ostream &whyNot);
 
+/// The factor form of a rule (Shardy's factors; the einsum notation of
+/// Paddle's SPMD rules): the op's loops, and per operand and result dim the
+/// loop it runs over. An operand of the factor form.
+struct FactorOperand {
+  Type type;
+  /// Per dim, the loop it runs over, or -1 for a dim indexed otherwise (a
+  /// constant or a sum of loops), which must not be split.
+  SmallVector<int64_t> loops;
+};
+
+/// A result of the factor form.
+struct FactorResult {
+  /// Per dim, the loop it runs over; every loop a result dim does not run
+  /// over is a reduction for that result.
+  SmallVector<int64_t> loops;
+  /// How the result combines over its reduction loops: a split reduction
+  /// loop leaves it partial with this kind. None when it cannot be told
+  /// (then no reduction loop may be split).
+  std::optional<ReductionKind> combiner;
+  /// The operand that is the result's initial value, when the combination
+  /// reads it: unless it is the combiner's identity (`initIsIdentity`),
+  /// partial like the result, or the combiner is idempotent (max, min), a
+  /// split reduction loop would count it once per process.
+  std::optional<unsigned> init;
+  bool initIsIdentity = false;
+};
+
+/// How the operands partial over one mesh axis pass to the results:
+/// `partialOperands` are their positions, `fromLoops` per result the kind
+/// a split reduction loop already makes it partial with on that axis; the
+/// callback sets, per result, the kind it is partial with (or none: the
+/// result does not depend on them), or fails and says why.
+using PartialOperandRule = function_ref<LogicalResult(
+    ArrayRef<unsigned> partialOperands, ReductionKind kind,
+    ArrayRef<std::optional<ReductionKind>> fromLoops,
+    MutableArrayRef<std::optional<ReductionKind>> resultKinds,
+    raw_ostream &whyNot)>;
+
+/// The results of an op in the factor form: each loop takes the mesh axis
+/// its operand dims are split over (all of them alike), each result dim
+/// its loop's axis, a split reduction loop makes a result partial with its
+/// combiner, and partial operands pass as `partials` says.
+FailureOr<SmallVector<Dist>> inferFactors(MeshAttr mesh, unsigned numLoops,
+                                          ArrayRef<FactorOperand> operands,
+                                          ArrayRef<FactorResult> results,
+                                          PartialOperandRule partials,
+                                          raw_ostream &whyNot);
+
 /// How an elementwise op treats partial operands.
 enum class Linearity {
   /// x + y, x - y: every operand must be partial alike (a sum of partial
@@ -122,9 +170,14 @@ LogicalResult requireRegisteredRule(Operation *op);
 } // namespace rules
 
 /// Attaches the distribution rules of the upstream ops dist programs use on
-/// encoded tensors (arith elementwise ops and casts,
-/// tensor.collapse_shape/expand_shape) as external models.
+/// encoded tensors (arith and math elementwise ops and casts, linalg
+/// structured ops, tensor.collapse_shape/expand_shape) as external models.
 void registerDistributionRuleModels(DialectRegistry &registry);
+
+/// The linalg structured ops' part of registerDistributionRuleModels and
+/// promiseDistributionRules (LinalgRuleModel.cpp).
+void registerLinalgRuleModels(DialectRegistry &registry);
+void promiseLinalgRules(MLIRContext *ctx);
 
 /// Declares, on the dialects of the upstream ops that have a rule, that dist
 /// implements DistributionRuleInterface for them (upstream's promised
