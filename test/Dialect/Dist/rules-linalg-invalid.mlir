@@ -36,7 +36,7 @@ func.func @matmul_into_replicated(%x: tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1
 func.func @matmul_split_one_side(%x: tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>,
                                  %w: tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>,
                                  %c: tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
-  // expected-error @+1 {{'linalg.matmul' op has no correct distribution: loop 2 runs over a dim that is split over mesh axis 1 (mp) in operand #0 but replicated in operand #1}}
+  // expected-error @+1 {{'linalg.matmul' op has no correct distribution: the dim that operands #0 and #1 share is split over mesh axis 1 (mp) in operand #0 but replicated in operand #1}}
   %m = linalg.matmul ins(%x, %w : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>)
                      outs(%c : tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>) -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>
   return

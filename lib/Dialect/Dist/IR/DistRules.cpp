@@ -107,74 +107,49 @@ FailureOr<Dist> rules::inferContraction(MeshAttr mesh,
                                         ArrayRef<unsigned> resultLoops,
                                         raw_ostream &whyNot) {
   unsigned numLoops = 0;
-  for (const ContractionOperand &o : operands)
-    for (unsigned l : o.loops)
+  SmallVector<FactorOperand> factors;
+  for (const ContractionOperand &o : operands) {
+    FactorOperand f{o.type, {}};
+    for (unsigned l : o.loops) {
+      f.loops.push_back(l);
       numLoops = std::max(numLoops, l + 1);
-  for (unsigned l : resultLoops)
+    }
+    factors.push_back(std::move(f));
+  }
+  FactorResult result;
+  for (unsigned l : resultLoops) {
+    result.loops.push_back(l);
     numLoops = std::max(numLoops, l + 1);
-
-  // Each loop's mesh axis, from the operand dims that index it.
-  SmallVector<int64_t> loopAxis(numLoops, -1);
-  SmallVector<int, 4> loopOwner(numLoops, -1);
-  Dist result;
-  result.mesh = mesh;
-  for (auto [i, o] : llvm::enumerate(operands)) {
-    Dist d = Dist::of(o.type, mesh);
-    for (auto [dim, loop] : llvm::enumerate(o.loops)) {
-      int64_t axis = d.dims[dim];
-      int owner = loopOwner[loop];
-      if (owner < 0) {
-        loopOwner[loop] = i;
-        loopAxis[loop] = axis;
-        continue;
-      }
-      if (loopAxis[loop] != axis) {
-        whyNot << "the dim that operands #" << owner << " and #" << i
-               << " share is ";
-        auto describe = [&](int64_t a) {
-          if (a < 0)
-            whyNot << "replicated";
-          else
-            whyNot << "split over mesh " << axisName(mesh, a);
-        };
-        describe(loopAxis[loop]);
-        whyNot << " in operand #" << owner << " but ";
-        describe(axis);
-        whyNot << " in operand #" << i;
-        return failure();
-      }
-    }
-    for (auto [axis, kind] : d.partial) {
-      if (!isLinearKind(kind)) {
-        whyNot << "operand #" << i << " is partial ("
-               << stringifyReductionKind(kind) << ") over mesh "
-               << axisName(mesh, axis)
-               << ", which does not pass through a contraction";
-        return failure();
-      }
-      if (result.partialKind(axis)) {
-        whyNot << "two operands are partial over mesh " << axisName(mesh, axis)
-               << ": the product of two sums is not the sum of the local "
-                  "products";
-        return failure();
-      }
-      result.partial.emplace_back(axis, kind);
-    }
   }
-
-  // Summed-over loops that are split leave a partial sum.
-  for (unsigned loop = 0; loop < numLoops; ++loop) {
-    if (llvm::is_contained(resultLoops, loop) || loopAxis[loop] < 0)
-      continue;
-    // An operand partial over this axis cannot also index the loop with
-    // it (an encoding never splits and is partial on one axis), and every
-    // operand indexes the contracted loops: the axis is not partial yet.
-    if (!result.partialKind(loopAxis[loop]))
-      result.partial.emplace_back(loopAxis[loop], ReductionKind::Sum);
-  }
-  for (unsigned loop : resultLoops)
-    result.dims.push_back(loopAxis[loop]);
-  return verified(std::move(result), whyNot);
+  // A product is summed over its contracted loops, from nothing: no
+  // accumulator.
+  result.combiner = ReductionKind::Sum;
+  // Linear in each operand: one partial sum or average passes.
+  auto partials = [&](int64_t axis, ArrayRef<unsigned> holders,
+                      ReductionKind kind,
+                      ArrayRef<std::optional<ReductionKind>>,
+                      MutableArrayRef<std::optional<ReductionKind>> kinds,
+                      raw_ostream &why) -> LogicalResult {
+    if (!isLinearKind(kind)) {
+      why << "operand #" << holders.front() << " is partial ("
+          << stringifyReductionKind(kind) << ") over mesh "
+          << axisName(mesh, axis)
+          << ", which does not pass through a contraction";
+      return failure();
+    }
+    if (holders.size() > 1) {
+      why << "two operands are partial over mesh " << axisName(mesh, axis)
+          << ": the product of two sums is not the sum of the local products";
+      return failure();
+    }
+    kinds[0] = kind;
+    return success();
+  };
+  FailureOr<SmallVector<Dist>> r =
+      inferFactors(mesh, numLoops, factors, {result}, partials, whyNot);
+  if (failed(r))
+    return failure();
+  return std::move(r->front());
 }
 
 FailureOr<SmallVector<Dist>>
@@ -221,7 +196,8 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
         owner = i;
         loopAxis[loop] = axis;
       } else if (loopAxis[loop] != axis) {
-        whyNot << "loop " << loop << " runs over a dim that is ";
+        whyNot << "the dim that operands #" << owner << " and #" << i
+               << " share is ";
         describe(loopAxis[loop]);
         whyNot << " in operand #" << owner << " but ";
         describe(axis);
@@ -296,14 +272,8 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
     SmallVector<std::optional<ReductionKind>> kinds(results.size()), fromLoops;
     for (const Dist &d : out)
       fromLoops.push_back(d.partialKind(axis));
-    std::string why;
-    llvm::raw_string_ostream os(why);
-    if (failed(partials(holders, *kind, fromLoops, kinds, os))) {
-      whyNot << "operand #" << holders.front() << " is partial ("
-             << stringifyReductionKind(*kind) << ") over mesh "
-             << axisName(mesh, axis) << ": " << why;
+    if (failed(partials(axis, holders, *kind, fromLoops, kinds, whyNot)))
       return failure();
-    }
     for (auto [r, k] : llvm::enumerate(kinds)) {
       if (!k)
         continue;

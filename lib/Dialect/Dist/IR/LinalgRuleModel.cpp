@@ -213,10 +213,16 @@ struct LinalgRuleModel
       outputs.push_back(out);
     }
 
-    auto partials = [&](ArrayRef<unsigned> holders, ReductionKind kind,
+    auto partials = [&](int64_t axis, ArrayRef<unsigned> holders,
+                        ReductionKind kind,
                         ArrayRef<std::optional<ReductionKind>> fromLoops,
                         MutableArrayRef<std::optional<ReductionKind>> kinds,
-                        raw_ostream &why) -> LogicalResult {
+                        raw_ostream &whyNot) -> LogicalResult {
+      auto why = [&]() -> raw_ostream & {
+        return whyNot << "operand #" << holders.front() << " is partial ("
+                      << stringifyReductionKind(kind) << ") over mesh "
+                      << axisName(*mesh, axis) << ": ";
+      };
       llvm::SmallBitVector vars(body.getNumArguments());
       for (unsigned i : holders)
         vars.set(i);
@@ -228,7 +234,7 @@ struct LinalgRuleModel
         if (d == Dependence::None && !initPartial)
           continue;
         if (d == Dependence::Other) {
-          why << "result #" << k << " is not linear in it";
+          why() << "result #" << k << " is not linear in it";
           return failure();
         }
         bool linearKind =
@@ -239,33 +245,33 @@ struct LinalgRuleModel
           bool copied = isa<BlockArgument>(out.expr) || d == Dependence::None;
           if (!copied || (out.combiner && *out.combiner != kind) ||
               (hasReduction && !out.combiner)) {
-            why << "only sums and averages pass through the computation of "
-                   "result #"
-                << k;
+            why() << "only sums and averages pass through the computation of "
+                     "result #"
+                  << k;
             return failure();
           }
         } else if (out.combiner && *out.combiner != ReductionKind::Sum) {
-          why << "result #" << k << " combines with "
-              << stringifyReductionKind(*out.combiner)
-              << ", which does not commute with a pending sum";
+          why() << "result #" << k << " combines with "
+                << stringifyReductionKind(*out.combiner)
+                << ", which does not commute with a pending sum";
           return failure();
         }
         // The accumulator is added once per process unless it is partial
         // too (or the identity, or the combination is idempotent).
         if (out.combiner && !initPartial && !isIdempotent(*out.combiner) &&
             !results[k].initIsIdentity) {
-          why << "result #" << k
-              << " accumulates into an initial value that is neither partial "
-                 "nor the identity of its "
-              << stringifyReductionKind(*out.combiner)
-              << ": every process would count it once";
+          why() << "result #" << k
+                << " accumulates into an initial value that is neither partial "
+                   "nor the identity of its "
+                << stringifyReductionKind(*out.combiner)
+                << ": every process would count it once";
           return failure();
         }
         if (initPartial && d == Dependence::None && !fromLoops[k] &&
             !isIdempotent(*out.combiner)) {
-          why << "result #" << k
-              << " adds values that are not partial to a partial initial "
-                 "value: every process would count them once";
+          why() << "result #" << k
+                << " adds values that are not partial to a partial initial "
+                   "value: every process would count them once";
           return failure();
         }
         kinds[k] = kind;

@@ -93,13 +93,13 @@ struct FactorResult {
   bool initIsIdentity = false;
 };
 
-/// How the operands partial over one mesh axis pass to the results:
+/// How the operands partial over mesh axis `axis` pass to the results:
 /// `partialOperands` are their positions, `fromLoops` per result the kind
 /// a split reduction loop already makes it partial with on that axis; the
 /// callback sets, per result, the kind it is partial with (or none: the
 /// result does not depend on them), or fails and says why.
 using PartialOperandRule = function_ref<LogicalResult(
-    ArrayRef<unsigned> partialOperands, ReductionKind kind,
+    int64_t axis, ArrayRef<unsigned> partialOperands, ReductionKind kind,
     ArrayRef<std::optional<ReductionKind>> fromLoops,
     MutableArrayRef<std::optional<ReductionKind>> resultKinds,
     raw_ostream &whyNot)>;
