@@ -269,8 +269,8 @@ func.func @redistributing_cast(%s: tensor<4xf32, #dist.tensor<#mesh, [0]>>) {
 
 #mesh = #dist.mesh<shape = [2, 4]>
 func.func @no_rule(%s: tensor<4xf32, #dist.tensor<#mesh, [0]>>) {
-  // expected-error @+1 {{'tensor.extract_slice' op has no distribution rule, so it cannot take or make distributed tensors (#dist.tensor)}}
-  %0 = tensor.extract_slice %s[0] [2] [1] : tensor<4xf32, #dist.tensor<#mesh, [0]>> to tensor<2xf32>
+  // expected-error @+1 {{'tensor.bitcast' op has no distribution rule, so it cannot take or make distributed tensors (#dist.tensor)}}
+  %0 = tensor.bitcast %s : tensor<4xf32, #dist.tensor<#mesh, [0]>> to tensor<4xi32, #dist.tensor<#mesh, [0]>>
   return
 }
 

@@ -31,9 +31,7 @@ struct ElementwiseModel
                                                       OpTy> {
   FailureOr<SmallVector<Dist>>
   inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    SmallVector<Type> types(op->getOperandTypes());
-    llvm::append_range(types, op->getResultTypes());
-    FailureOr<MeshAttr> mesh = commonMesh(types, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
     if (failed(mesh))
       return failure();
     // Scalar operands (a select's i1 on tensors) are the same everywhere.
@@ -55,9 +53,7 @@ struct ReshapeModel
   FailureOr<SmallVector<Dist>>
   inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
     auto reshape = cast<OpTy>(op);
-    SmallVector<Type> types{op->getOperandTypes()};
-    llvm::append_range(types, op->getResultTypes());
-    FailureOr<MeshAttr> mesh = commonMesh(types, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
     if (failed(mesh))
       return failure();
     Dist src = Dist::of(reshape.getSrc().getType(), *mesh);
@@ -147,6 +143,7 @@ void mlir::dist::registerDistributionRuleModels(DialectRegistry &registry) {
     attachElementwise<Linearity::Nonlinear>(ctx, lists::Math{});
   });
   registerLinalgRuleModels(registry);
+  registerTensorRuleModels(registry);
 }
 
 void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
@@ -162,6 +159,7 @@ void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
   promise(ctx, lists::Reshapes{});
   promise(ctx, lists::Math{});
   promiseLinalgRules(ctx);
+  promiseTensorRules(ctx);
 }
 
 LogicalResult mlir::dist::rules::requireRegisteredRule(Operation *op) {

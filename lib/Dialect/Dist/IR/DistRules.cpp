@@ -588,7 +588,7 @@ rules::inferResultAttrs(Operation *op, raw_ostream &whyNot) {
 //===----------------------------------------------------------------------===//
 
 /// The mesh of `op`'s encoded operands and results.
-static FailureOr<MeshAttr> meshOf(Operation *op, raw_ostream &whyNot) {
+FailureOr<MeshAttr> rules::commonMesh(Operation *op, raw_ostream &whyNot) {
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());
   return commonMesh(types, whyNot);
@@ -641,7 +641,7 @@ void CheckFiniteAndUnscaleOp::appendRuleAttributes(
 
 FailureOr<SmallVector<Dist>>
 MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   MatmulLoops loops = matmulLoops(
@@ -657,7 +657,7 @@ MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
 
 FailureOr<SmallVector<Dist>>
 MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   MatmulLoops loops = matmulLoops(
@@ -726,7 +726,7 @@ FailureOr<SmallVector<Dist>>
 EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical lookup of the whole table: a row-split table adds no
   // partial axis (--dist-parallel-embedding inserts that communication).
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> rows =
@@ -743,7 +743,7 @@ FailureOr<SmallVector<Dist>>
 CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // One row shard: ids of other shards give zero rows, so the result is a
   // partial sum over the axis that splits the rows.
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> rows =
@@ -769,7 +769,7 @@ FailureOr<SmallVector<Dist>>
 EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
   // distributed as the table (the lowering adds the reduction).
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> rows =
@@ -789,7 +789,7 @@ FailureOr<SmallVector<Dist>>
 CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> rows =
@@ -814,7 +814,7 @@ static FailureOr<SmallVector<Dist>> elementwise(Operation *op,
                                                 TypeRange operands,
                                                 Linearity linearity,
                                                 raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = meshOf(op, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> r = inferElementwise(*mesh, operands, linearity, whyNot);
@@ -842,7 +842,7 @@ CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
   // Unscaling is linear; found_inf is what this process saw, so it is a
   // partial max over every axis along which the gradients differ between
   // processes (split or partial).
-  FailureOr<MeshAttr> mesh = meshOf(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
   SmallVector<Dist> results;

@@ -147,9 +147,7 @@ struct LinalgRuleModel
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       return inferFill(fill, whyNot);
     auto linalgOp = cast<linalg::LinalgOp>(op);
-    SmallVector<Type> types(op->getOperandTypes());
-    llvm::append_range(types, op->getResultTypes());
-    FailureOr<MeshAttr> mesh = commonMesh(types, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
     if (failed(mesh))
       return failure();
     if (!linalgOp.hasPureTensorSemantics()) {
@@ -287,8 +285,7 @@ struct LinalgRuleModel
   /// product of ones), so that an accumulator can be declared partial.
   static FailureOr<SmallVector<Dist>> inferFill(linalg::FillOp fill,
                                                 raw_ostream &whyNot) {
-    Type type = fill.getResult(0).getType();
-    FailureOr<MeshAttr> mesh = commonMesh({type}, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(fill, whyNot);
     if (failed(mesh))
       return failure();
     Dist init = Dist::of(fill.getOutputs()[0].getType(), *mesh);

@@ -44,6 +44,8 @@ struct Dist {
 /// The one mesh of the encoded types in `types`; null when none is encoded;
 /// failure (and why) when two meshes differ.
 FailureOr<MeshAttr> commonMesh(TypeRange types, raw_ostream &whyNot);
+/// The same over `op`'s operand and result types.
+FailureOr<MeshAttr> commonMesh(Operation *op, raw_ostream &whyNot);
 
 /// "axis 1 (mp)": a mesh axis as a diagnostic names it.
 std::string axisName(MeshAttr mesh, int64_t axis);
@@ -178,6 +180,10 @@ void registerDistributionRuleModels(DialectRegistry &registry);
 /// promiseDistributionRules (LinalgRuleModel.cpp).
 void registerLinalgRuleModels(DialectRegistry &registry);
 void promiseLinalgRules(MLIRContext *ctx);
+/// The same for tensor.extract_slice, insert_slice, concat and pad
+/// (TensorRuleModels.cpp).
+void registerTensorRuleModels(DialectRegistry &registry);
+void promiseTensorRules(MLIRContext *ctx);
 
 /// Declares, on the dialects of the upstream ops that have a rule, that dist
 /// implements DistributionRuleInterface for them (upstream's promised
