@@ -272,3 +272,34 @@ def test_module_outlives_its_context_object():
     import gc
     gc.collect()
     assert "dist.allreduce" in str(m)
+
+
+LINALG = """
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @f(%x: tensor<4x4xf32, #dist.tensor<#mesh, [-1, 0]>>,
+             %w: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>,
+             %e: tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>)
+    -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>> {
+  %z = arith.constant 0.0 : f32
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>)
+      -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  %m = linalg.matmul ins(%x, %w : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 0]>>,
+                                  tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>)
+      outs(%c : tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>)
+      -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return %m : tensor<4x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+}
+"""
+
+
+def test_linalg_rules(ctx):
+    # The linalg rules reach Python users through the same check: a matmul
+    # over a split contraction declared complete names the allreduce.
+    m = dist.Module.parse(LINALG, filename="mm.mlir", context=ctx)
+    with pytest.raises(dist.DiagnosticError) as info:
+        m.verify_distributions()
+    [d] = info.value.diagnostics
+    assert (d.file, d.line) == ("mm.mlir", 10)
+    assert "'linalg.matmul' op result #0 is declared" in d.message
+    assert "partial = [0 : sum]" in d.message
+    assert "insert dist.allreduce ... axes = [0] reduce = sum" in d.message
