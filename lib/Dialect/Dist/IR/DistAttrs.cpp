@@ -412,9 +412,12 @@ Attribute TensorDistAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   // Sort here so that the written order does not matter, but keep duplicates
-  // for the verifier to report.
-  llvm::stable_sort(partials, [](const auto &a, const auto &b) {
-    return std::get<0>(a) < std::get<0>(b);
+  // for the verifier to report, in the order they were written (ties go by
+  // position in the text; libstdc++'s stable_sort is deprecated under
+  // clang 22).
+  llvm::sort(partials, [](const auto &a, const auto &b) {
+    return std::pair(std::get<0>(a), std::get<2>(a).getPointer()) <
+           std::pair(std::get<0>(b), std::get<2>(b).getPointer());
   });
   SmallVector<ReductionKind> kinds;
   for (auto [axis, kind, axisLoc] : partials) {
