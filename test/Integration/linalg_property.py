@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""A property of the linalg rules, checked on MPI.
+
+  linalg_property.py [--seed N] [--programs K]
+
+Random chains of linalg and math ops (a matmul with a randomly distributed
+weight, a transpose, exp, a scale, a sum of a value with itself, a row
+softmax) on randomly distributed 8x8 inputs, some of them partial sums, on
+[2] and [2, 2] meshes. Each op's result distribution is found by asking the
+distribution check about every candidate (the one it accepts is the rule's);
+when it accepts none (exp of a partial sum), the chain first completes the
+pending sums with allreduces. The programs then run on MPI, and every
+process's result, completed to the global tensor by a dist.reshard, must
+equal numpy's.
+"""
+import argparse
+import itertools
+import random
+import sys
+
+import numpy as np
+
+import dist
+from reshard_matrix import Program
+
+N = 8
+
+
+def candidates(mesh_rank):
+    axes = list(range(mesh_rank))
+    for dims in itertools.product([-1] + axes, repeat=2):
+        used = [a for a in dims if a >= 0]
+        if len(used) != len(set(used)):
+            continue
+        free = [a for a in axes if a not in used]
+        for n in range(len(free) + 1):
+            for partial in itertools.combinations(free, n):
+                yield list(dims), {a: "sum" for a in partial}
+
+
+class Chain(Program):
+    def __init__(self, ctx, mesh, names):
+        super().__init__(mesh, [], [N, N])
+        self.ctx = ctx
+        self.head = (f"#mesh = #dist.mesh<shape = [{', '.join(map(str, mesh))}], "
+                     f"names = [{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}]>\n")
+
+    def t(self, d):
+        dims, partial = d
+        return self.ttype(self.local(dims), self.enc(dims, partial))
+
+    def accepts(self, lines):
+        """Whether the case so far plus `lines` passes the check."""
+        body = "\n".join(self.lines + ["  " + l for l in lines])
+        text = (self.head + "func.func @probe() {\n" + body + "\n  return\n}\n")
+        try:
+            dist.Module.parse(text, context=self.ctx).verify_distributions()
+            return True
+        except dist.DiagnosticError:
+            return False
+
+    def step(self, make):
+        """Emits the op `make(result_name, candidate)` builds, with the first
+        candidate result distribution the check accepts; None if none."""
+        name = self.fresh("s")
+        for cand in candidates(len(self.mesh)):
+            lines = make(name, cand)
+            if lines is not None and self.accepts(lines):
+                for line in lines:
+                    self.emit(line)
+                return name, cand
+        return None
+
+    def complete(self, v, d):
+        """`v` with its pending sums allreduced."""
+        dims, partial = d
+        if not partial:
+            return v, d
+        r = self.fresh("ar")
+        done = (dims, {})
+        self.emit(f"{r} = dist.allreduce {v} on #mesh axes = [{', '.join(map(str, sorted(partial)))}] "
+                  f"reduce = sum : {self.t(d)} -> {self.t(done)}")
+        return r, done
+
+    def map1(self, v, d, body):
+        def make(name, cand):
+            if cand[0] != d[0]:
+                return None
+            e = name + "e"
+            return [f"{e} = tensor.empty() : {self.t(cand)}",
+                    f"{name} = linalg.map ins({v} : {self.t(d)}) outs({e} : {self.t(cand)})",
+                    "    (%a: f32, %o: f32) {"] + ["      " + l for l in body] + [
+                    "      linalg.yield %r : f32", "    }"]
+        got = self.step(make)
+        if got is None:
+            raise RuntimeError(f"no distribution of the map {body} of {d}")
+        return got
+
+
+def add_case(prog, rng, X, W):
+    """One random chain on `prog`'s current case: returns the value holding
+    the whole result on every process and numpy's result."""
+    mesh = prog.mesh
+    rank = len(mesh)
+    dists = list(candidates(rank))
+    dx = rng.choice(dists)
+    v, d = prog.source(dx[0], dx[1], "%Xg"), dx
+    expected = X.astype(np.float64)
+    prog.ops.append("partial input" if dx[1] else "complete input")
+    for _ in range(rng.randint(1, 3)):
+        op = rng.choice(["matmul", "transpose", "exp", "scale", "double", "softmax"])
+        prog.ops.append(op)
+        if op in ("exp", "softmax"):
+            v, d = prog.complete(v, d)
+        if op == "matmul":
+            def make(name, cand, v, d, w, dw):
+                e, z, f = name + "e", name + "z", name + "f"
+                return [f"{e} = tensor.empty() : {prog.t(cand)}",
+                        f"{z} = arith.constant 0.0 : f32",
+                        f"{f} = linalg.fill ins({z} : f32) outs({e} : {prog.t(cand)}) -> {prog.t(cand)}",
+                        f"{name} = linalg.matmul ins({v}, {w} : {prog.t(d)}, {prog.t((dw[0], {}))}) "
+                        f"outs({f} : {prog.t(cand)}) -> {prog.t(cand)}"]
+            # A weight distributed so that some matmul is correct: most
+            # are not (a contracted dim split on one side only).
+            weights = [c for c in dists if not c[1]]
+            rng.shuffle(weights)
+            got = None
+            for dw in weights:
+                w = prog.source(dw[0], {}, "%Wg")
+                got = prog.step(lambda name, cand: make(name, cand, v, d, w, dw))
+                if got is not None:
+                    break
+            if got is None:
+                raise RuntimeError(f"no distribution of the matmul of {d}")
+            v, d = got
+            expected = expected @ W.astype(np.float64)
+        elif op == "transpose":
+            def make(name, cand, v=v, d=d):
+                e = name + "e"
+                return [f"{e} = tensor.empty() : {prog.t(cand)}",
+                        f"{name} = linalg.transpose ins({v} : {prog.t(d)}) outs({e} : {prog.t(cand)}) "
+                        "permutation = [1, 0]"]
+            got = prog.step(make)
+            if got is None:
+                raise RuntimeError(f"no distribution of the transpose of {d}")
+            v, d = got
+            expected = expected.T
+        elif op == "exp":
+            v, d = prog.map1(v, d, ["%r = math.exp %a : f32"])
+            expected = np.exp(expected)
+        elif op == "scale":
+            v, d = prog.map1(v, d, ["%c = arith.constant 0.5 : f32", "%r = arith.mulf %a, %c : f32"])
+            expected = 0.5 * expected
+        elif op == "double":
+            v, d = prog.map1(v, d, ["%r = arith.addf %a, %a : f32"])
+            expected = 2 * expected
+        else:
+            # exp, then divide by the row sum (a reduction that is partial
+            # over split columns until its allreduce).
+            v, d = prog.map1(v, d, ["%r = math.exp %a : f32"])
+            dims = d[0]
+            axis = dims[1]
+            vt = f"tensor<{prog.local(dims)[0]}xf32, #dist.tensor<#mesh, [{dims[0]}]" + (
+                f", partial = [{axis} : sum]>>" if axis >= 0 else ">>")
+            vc = f"tensor<{prog.local(dims)[0]}xf32, #dist.tensor<#mesh, [{dims[0]}]>>"
+            s, z, f = prog.fresh("rs"), prog.fresh("z"), prog.fresh("f")
+            prog.emit(f"{z} = arith.constant 0.0 : f32")
+            prog.emit(f"{s}e = tensor.empty() : {vt}")
+            prog.emit(f"{f} = linalg.fill ins({z} : f32) outs({s}e : {vt}) -> {vt}")
+            prog.emit(f"{s} = linalg.reduce ins({v} : {prog.t(d)}) outs({f} : {vt}) dimensions = [1]")
+            prog.emit("  (%in: f32, %acc: f32) {\n    %c = arith.addf %in, %acc : f32\n"
+                      "    linalg.yield %c : f32\n  }")
+            if axis >= 0:
+                prog.emit(f"{s}c = dist.allreduce {s} on #mesh axes = [{axis}] reduce = sum "
+                          f": {vt} -> {vc}")
+                s = s + "c"
+            q = prog.fresh("q")
+            prog.emit(f"{q}e = tensor.empty() : {prog.t(d)}")
+            prog.emit(f"{q} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
+                      f"affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
+                      f"iterator_types = [\"parallel\", \"parallel\"]}} ins({v}, {s} : {prog.t(d)}, {vc}) "
+                      f"outs({q}e : {prog.t(d)}) {{\n  ^bb0(%a: f32, %b: f32, %o: f32):\n"
+                      f"    %r = arith.divf %a, %b : f32\n    linalg.yield %r : f32\n  }} -> {prog.t(d)}")
+            v = q
+            e = np.exp(expected)
+            expected = e / e.sum(axis=1, keepdims=True)
+    # The global result, on every process.
+    whole = ([-1, -1], {})
+    r = prog.fresh("whole")
+    prog.emit(f"{r} = dist.reshard {v} : {prog.t(d)} -> {prog.t(whole)}")
+    return r, expected
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=20261202)
+    parser.add_argument("--programs", type=int, default=8)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    np_rng = np.random.default_rng(args.seed)
+    ctx = dist.Context()
+    ok = True
+    for mesh, names in (([2], ["mp"]), ([2, 2], ["dp", "mp"])):
+        prog = Chain(ctx, mesh, names)
+        prog.ops = []
+        expected = []
+        for _ in range(args.programs):
+            prog.begin()
+            X = np_rng.integers(-3, 4, size=(N, N)).astype(np.float32) / 4
+            W = np_rng.integers(-2, 3, size=(N, N)).astype(np.float32) / 2
+            prog.emit(f"%Xg = arith.constant {dense(X)} : {prog.ttype([N, N])}")
+            prog.emit(f"%Wg = arith.constant {dense(W)} : {prog.ttype([N, N])}")
+            r, want = add_case(prog, rng, X, W)
+            # Every process holds the whole result: count its elements off.
+            plain = prog.fresh("plain")
+            prog.emit(f"{plain} = tensor.cast {r} : {prog.t(([-1, -1], {}))} to {prog.ttype([N, N])}")
+            prog.emit(f"%E = arith.constant {dense(want.astype(np.float32))} : {prog.ttype([N, N])}")
+            prog.end(count_off(prog, plain))
+            expected.append(want)
+        procs = int(np.prod(mesh))
+        ranks = dist.run_on_mpi(prog.text(), procs, pass_flags="--dist-verify-distributions")
+        bad = [(r, i, int(c)) for r, printed in enumerate(ranks)
+               for i, c in enumerate(printed[0]) if c != 0]
+        for rank, i, c in bad[:10]:
+            print(f"FAILED: program {i} on mesh {mesh}, rank {rank}: {c} elements differ")
+        ok &= not bad
+        print(f"{'ok' if not bad else 'FAILED'}: {args.programs} random linalg programs on "
+              f"mesh {mesh} equal numpy ({procs} processes)")
+        counts = {op: prog.ops.count(op) for op in sorted(set(prog.ops))}
+        print("  made of: " + ", ".join(f"{op} {n}" for op, n in counts.items()))
+    sys.exit(0 if ok else 1)
+
+
+def dense(a):
+    rows = ", ".join("[" + ", ".join(f"{v:.8e}" for v in r) + "]" for r in a)
+    return f"dense<[{rows}]>"
+
+
+def count_off(prog, plain):
+    ty = prog.ttype([N, N])
+    e = prog.fresh("cmp")
+    prog.emit(f"{e}e = tensor.empty() : {ty}")
+    prog.emit(f"{e} = linalg.map ins({plain}, %E : {ty}, {ty}) outs({e}e : {ty})")
+    prog.emit("    (%a: f32, %b: f32, %o: f32) {\n      %d = arith.subf %a, %b : f32\n"
+              "      %ad = math.absf %d : f32\n      %ab = math.absf %b : f32\n"
+              "      %one = arith.constant 1.0 : f32\n      %sc = arith.addf %ab, %one : f32\n"
+              "      %tol = arith.constant 1.0e-4 : f32\n      %lim = arith.mulf %sc, %tol : f32\n"
+              "      %off = arith.cmpf ogt, %ad, %lim : f32\n"
+              "      %r = arith.uitofp %off : i1 to f32\n      linalg.yield %r : f32\n    }")
+    return prog.sum_all(e, ty)
+
+
+if __name__ == "__main__":
+    main()
