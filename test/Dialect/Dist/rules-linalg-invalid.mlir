@@ -188,3 +188,23 @@ func.func @math_of_partial(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial =
   %t = math.tanh %p : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [1 : sum]>>
   return
 }
+
+// -----
+
+// A causal mask built from linalg.index over split rows: each process would
+// compare the indices within its block, not the global ones.
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+func.func @index_of_split_loop(%x: tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>, %e: tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+  // expected-error @+1 {{'linalg.generic' op has no correct distribution: the body reads the index of loop 0, which is split over mesh axis 0 (dp): each process would see the index within its block, not the global one}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%e : tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>) {
+    ^bb0(%a: f32, %o: f32):
+      %i = linalg.index 0 : index
+      %j = linalg.index 1 : index
+      %keep = arith.cmpi ule, %j, %i : index
+      %ninf = arith.constant 0xFF800000 : f32
+      %m = arith.select %keep, %a, %ninf : f32
+      linalg.yield %m : f32
+    } -> tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return
+}

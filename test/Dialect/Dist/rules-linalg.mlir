@@ -198,3 +198,23 @@ func.func @linear_bodies(%p: tensor<4x8xf32, #P>, %q: tensor<4x8xf32, #P>, %acc:
     }
   return %scaled, %t, %sum, %red, %mred : tensor<4x8xf32, #P>, tensor<8x4xf32, #P>, tensor<4x8xf32, #P>, tensor<4xf32, #P1>, tensor<4xf32, #M1>
 }
+
+// -----
+
+// A causal mask whose indexed loops are whole: the indices are global (the
+// batch loop, which the body does not index, may be split).
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// CHECK-LABEL: func @index_of_whole_loops
+func.func @index_of_whole_loops(%x: tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>, %e: tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>) -> tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>) outs(%e : tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>) {
+    ^bb0(%a: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %j = linalg.index 2 : index
+      %keep = arith.cmpi ule, %j, %i : index
+      %ninf = arith.constant 0xFF800000 : f32
+      %m = arith.select %keep, %a, %ninf : f32
+      linalg.yield %m : f32
+    } -> tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>
+  return %r : tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>
+}

@@ -276,6 +276,32 @@ struct LinalgRuleModel
       }
       return success();
     };
+    // linalg.index reads a loop's position, which a process sees from the
+    // start of its own block: on a split loop, a local index.
+    SmallVector<int64_t> loopAxis(numLoops, -1);
+    for (const FactorOperand &operand : operands) {
+      Dist d = Dist::of(operand.type, *mesh);
+      for (auto [dim, loop] : llvm::enumerate(operand.loops))
+        if (loop >= 0 && loop < static_cast<int64_t>(numLoops) &&
+            dim < d.dims.size() && d.dims[dim] >= 0)
+          loopAxis[loop] = d.dims[dim];
+    }
+    std::optional<std::pair<int64_t, int64_t>> splitIndex;
+    op->walk([&](linalg::IndexOp index) {
+      if (index->getParentOfType<linalg::LinalgOp>() != linalgOp ||
+          index.getDim() >= numLoops || loopAxis[index.getDim()] < 0)
+        return WalkResult::advance();
+      splitIndex = {index.getDim(), loopAxis[index.getDim()]};
+      return WalkResult::interrupt();
+    });
+    if (splitIndex) {
+      whyNot << "the body reads the index of loop " << splitIndex->first
+             << ", which is split over mesh "
+             << axisName(*mesh, splitIndex->second)
+             << ": each process would see the index within its block, not "
+                "the global one";
+      return failure();
+    }
     return inferFactors(*mesh, numLoops, operands, results, partials, whyNot);
   }
 
