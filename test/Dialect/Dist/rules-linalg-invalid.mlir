@@ -208,3 +208,23 @@ func.func @index_of_split_loop(%x: tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>
     } -> tensor<2x8xf32, #dist.tensor<#mesh, [0, -1]>>
   return
 }
+
+// -----
+
+// A body that reads a value differing between processes from outside: the
+// rule sees only the op's operands, so the result would be declared alike
+// everywhere and differ.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @captured_varying(%x: tensor<4xf32, #dist.tensor<#mesh, [-1]>>, %e: tensor<4xf32, #dist.tensor<#mesh, [-1]>>) {
+  // expected-note @+1 {{it differs along mesh axis 0 (mp) from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 0
+  %ci = arith.index_cast %c : index to i32
+  %cf = arith.sitofp %ci : i32 to f32
+  // expected-error @+1 {{'linalg.map' op reads a value from outside its regions that differs between processes along mesh axis 0 (mp), which its rule does not see: pass it as an operand with its distribution}}
+  %r = linalg.map ins(%x : tensor<4xf32, #dist.tensor<#mesh, [-1]>>) outs(%e : tensor<4xf32, #dist.tensor<#mesh, [-1]>>)
+    (%v: f32, %o: f32) {
+      %s = arith.addf %v, %cf : f32
+      linalg.yield %s : f32
+    }
+  return
+}

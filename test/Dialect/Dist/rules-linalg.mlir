@@ -218,3 +218,17 @@ func.func @index_of_whole_loops(%x: tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1
     } -> tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>
   return %r : tensor<2x8x8xf32, #dist.tensor<#mesh, [0, -1, -1]>>
 }
+
+// -----
+
+// A body may read a value from outside that is the same on every process.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @captured_uniform
+func.func @captured_uniform(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>, %e: tensor<4xf32, #dist.tensor<#mesh, [0]>>, %k: f32) -> tensor<4xf32, #dist.tensor<#mesh, [0]>> {
+  %r = linalg.map ins(%x : tensor<4xf32, #dist.tensor<#mesh, [0]>>) outs(%e : tensor<4xf32, #dist.tensor<#mesh, [0]>>)
+    (%v: f32, %o: f32) {
+      %s = arith.mulf %v, %k : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+}

@@ -25,6 +25,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
@@ -163,6 +165,26 @@ static LogicalResult checkPlainOperands(Operation *op,
            "replicated, but it differs between processes along mesh "
         << rules::axisName(axis.mesh, axis.axis)
         << ": declare its distribution (tensor.cast to a #dist.tensor type)";
+    noteSource(diag, axis, source);
+    return failure();
+  }
+  // A rule sees the op's operands only: what its regions read from above
+  // (a linalg body's captured scalar) must be the same on every process.
+  if (op->getNumRegions() == 0)
+    return success();
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  for (Value v : captured) {
+    const Variation &var = varying.of(v);
+    if (var.empty())
+      continue;
+    auto [axis, source] = var.entries().front();
+    InFlightDiagnostic diag =
+        op->emitOpError("reads a value from outside its regions that differs "
+                        "between processes along mesh ")
+        << rules::axisName(axis.mesh, axis.axis)
+        << ", which its rule does not see: pass it as an operand with its "
+           "distribution";
     noteSource(diag, axis, source);
     return failure();
   }
