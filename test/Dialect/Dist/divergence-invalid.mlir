@@ -364,3 +364,32 @@ func.func @block_order(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 
   %b = arith.cmpi eq, %c, %c0 : index
   cf.br ^use(%b : i1)
 }
+
+// -----
+
+// An upstream op's rule takes a scalar operand as the same everywhere: a
+// select on this process's coordinate...
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @select_on_coordinate(%a: tensor<4xf32, #dist.tensor<#mesh, [-1]>>, %b: tensor<4xf32, #dist.tensor<#mesh, [-1]>>) {
+  // expected-note @+1 {{it differs along mesh axis 0 (mp) from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 0
+  %z = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %z : index
+  // expected-error @+1 {{'arith.select' op operand #0 is a scalar that differs between processes along mesh axis 0 (mp), which its rule takes as the same on every process: make it a tensor with its distribution}}
+  %r = arith.select %first, %a, %b : tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return
+}
+
+// -----
+
+// ...and a fill with it.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @fill_with_coordinate(%e: tensor<4xf32, #dist.tensor<#mesh, [-1]>>) {
+  // expected-note @+1 {{it differs along mesh axis 0 (mp) from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 0
+  %ci = arith.index_cast %c : index to i32
+  %cf = arith.sitofp %ci : i32 to f32
+  // expected-error @+1 {{'linalg.fill' op operand #0 is a scalar that differs between processes along mesh axis 0 (mp)}}
+  %f = linalg.fill ins(%cf : f32) outs(%e : tensor<4xf32, #dist.tensor<#mesh, [-1]>>) -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  return
+}

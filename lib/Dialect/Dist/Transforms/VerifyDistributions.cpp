@@ -168,6 +168,29 @@ static LogicalResult checkPlainOperands(Operation *op,
     noteSource(diag, axis, source);
     return failure();
   }
+  // An upstream op's rule takes its scalar operands (a select's condition,
+  // a fill's value) as the same on every process; dist ops say what theirs
+  // mean (a dropout's seed may differ by shard).
+  if (!isa_and_nonnull<DistDialect>(op->getDialect())) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (isa<ShapedType>(v.getType()))
+        continue;
+      const Variation &var = varying.of(v);
+      if (var.empty())
+        continue;
+      auto [axis, source] = var.entries().front();
+      InFlightDiagnostic diag =
+          op->emitOpError("operand #")
+          << operand.getOperandNumber()
+          << " is a scalar that differs between processes along mesh "
+          << rules::axisName(axis.mesh, axis.axis)
+          << ", which its rule takes as the same on every process: make it "
+             "a tensor with its distribution";
+      noteSource(diag, axis, source);
+      return failure();
+    }
+  }
   // A rule sees the op's operands only: what its regions read from above
   // (a linalg body's captured scalar) must be the same on every process.
   if (op->getNumRegions() == 0)
