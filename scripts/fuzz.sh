@@ -16,15 +16,20 @@ seeds="$work/seeds"
 mkdir -p "$work/findings" "$seeds"
 
 /usr/bin/python3 - "$root" "$seeds" <<'PY'
-import glob, os, sys
+import glob, os, re, sys
 root, out = sys.argv[1], sys.argv[2]
 files = sorted(glob.glob(f"{root}/test/**/*.mlir", recursive=True) +
                glob.glob(f"{root}/examples/**/*.mlir", recursive=True))
+# MLIR 22's parsers of linalg.reduce, transpose and broadcast segfault on a
+# malformed dimension list (a null attribute into NamedAttrList::set, in
+# libMLIR itself): seeds with those ops would only find that upstream
+# crash again, so they are left out; the fuzzers test dist's code.
+upstream_crashes = re.compile(r"linalg\.(reduce|transpose|broadcast)\b")
 n = 0
 for path in files:
     text = open(path, errors="replace").read()
     for i, chunk in enumerate(text.split("// -----")):
-        if chunk.strip():
+        if chunk.strip() and not upstream_crashes.search(chunk):
             with open(os.path.join(out, f"{n:05d}.mlir"), "w") as f:
                 f.write(chunk)
             n += 1
