@@ -150,67 +150,64 @@ static LogicalResult checkPlainOperands(Operation *op,
   if ((llvm::none_of(op->getOperandTypes(), isEncoded) &&
        llvm::none_of(op->getResultTypes(), isEncoded)))
     return success();
+  // Fails with `what(axis)` when `v` differs between processes.
+  auto uniform = [&](Value v,
+                     function_ref<void(InFlightDiagnostic &, MeshAxis)> what) {
+    const Variation &var = varying.of(v);
+    if (var.empty())
+      return success();
+    auto [axis, source] = var.entries().front();
+    InFlightDiagnostic diag = op->emitOpError();
+    what(diag, axis);
+    noteSource(diag, axis, source);
+    return failure();
+  };
   for (OpOperand &operand : op->getOpOperands()) {
     Value v = operand.get();
     if (!isa<RankedTensorType>(v.getType()) || isEncoded(v.getType()))
       continue;
-    const Variation &var = varying.of(v);
-    if (var.empty())
-      continue;
-    auto [axis, source] = var.entries().front();
-    InFlightDiagnostic diag =
-        op->emitOpError("operand #")
-        << operand.getOperandNumber()
-        << " has no distribution encoding, so its rule takes it as "
-           "replicated, but it differs between processes along mesh "
-        << rules::axisName(axis.mesh, axis.axis)
-        << ": declare its distribution (tensor.cast to a #dist.tensor type)";
-    noteSource(diag, axis, source);
-    return failure();
+    if (failed(uniform(v, [&](InFlightDiagnostic &diag, MeshAxis axis) {
+          diag << "operand #" << operand.getOperandNumber()
+               << " has no distribution encoding, so its rule takes it as "
+                  "replicated, but it differs between processes along mesh "
+               << rules::axisName(axis.mesh, axis.axis)
+               << ": declare its distribution (tensor.cast to a "
+                  "#dist.tensor type)";
+        })))
+      return failure();
   }
   // An upstream op's rule takes its scalar operands (a select's condition,
   // a fill's value) as the same on every process; dist ops say what theirs
   // mean (a dropout's seed may differ by shard).
-  if (!isa_and_nonnull<DistDialect>(op->getDialect())) {
+  if (!isa_and_nonnull<DistDialect>(op->getDialect()))
     for (OpOperand &operand : op->getOpOperands()) {
-      Value v = operand.get();
-      if (isa<ShapedType>(v.getType()))
+      if (isa<ShapedType>(operand.get().getType()))
         continue;
-      const Variation &var = varying.of(v);
-      if (var.empty())
-        continue;
-      auto [axis, source] = var.entries().front();
-      InFlightDiagnostic diag =
-          op->emitOpError("operand #")
-          << operand.getOperandNumber()
-          << " is a scalar that differs between processes along mesh "
-          << rules::axisName(axis.mesh, axis.axis)
-          << ", which its rule takes as the same on every process: make it "
-             "a tensor with its distribution";
-      noteSource(diag, axis, source);
-      return failure();
+      if (failed(uniform(operand.get(), [&](InFlightDiagnostic &diag,
+                                            MeshAxis axis) {
+            diag << "operand #" << operand.getOperandNumber()
+                 << " is a scalar that differs between processes along mesh "
+                 << rules::axisName(axis.mesh, axis.axis)
+                 << ", which its rule takes as the same on every process: "
+                    "make it a tensor with its distribution";
+          })))
+        return failure();
     }
-  }
   // A rule sees the op's operands only: what its regions read from above
   // (a linalg body's captured scalar) must be the same on every process.
   if (op->getNumRegions() == 0)
     return success();
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op->getRegions(), captured);
-  for (Value v : captured) {
-    const Variation &var = varying.of(v);
-    if (var.empty())
-      continue;
-    auto [axis, source] = var.entries().front();
-    InFlightDiagnostic diag =
-        op->emitOpError("reads a value from outside its regions that differs "
-                        "between processes along mesh ")
-        << rules::axisName(axis.mesh, axis.axis)
-        << ", which its rule does not see: pass it as an operand with its "
-           "distribution";
-    noteSource(diag, axis, source);
-    return failure();
-  }
+  for (Value v : captured)
+    if (failed(uniform(v, [&](InFlightDiagnostic &diag, MeshAxis axis) {
+          diag << "reads a value from outside its regions that differs "
+                  "between processes along mesh "
+               << rules::axisName(axis.mesh, axis.axis)
+               << ", which its rule does not see: pass it as an operand "
+                  "with its distribution";
+        })))
+      return failure();
   return success();
 }
 
