@@ -1035,8 +1035,19 @@ func.func @make_partial_kind(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>)
 
 #mesh = #dist.mesh<shape = [2, 4]>
 func.func @reshard_plain(%x: tensor<8x8xf32>) {
-  // expected-error @+1 {{'dist.reshard' op needs a #dist.tensor encoding on its operand and its result}}
-  %r = dist.reshard %x : tensor<8x8xf32> -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  // expected-error @+1 {{'dist.reshard' op needs a #dist.tensor encoding on its operand or its result}}
+  %r = dist.reshard %x : tensor<8x8xf32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+// An unencoded side is replicated on the other side's mesh: its global
+// shape is its local one.
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @reshard_plain_shape(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{'dist.reshard' op result's global shape [16, 8] differs from the operand's [8, 8]}}
+  %r = dist.reshard %x : tensor<8x8xf32> -> tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>
   return
 }
 

@@ -89,3 +89,26 @@ func.func @kinds(%f: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0
   %5 = dist.reshard %f : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : max]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
   return %5 : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+// An unencoded side is replicated: partial to unencoded is an allreduce
+// whose result is unencoded, unencoded to split a local slice, and an
+// explicitly replicated value to an unencoded one only a cast.
+// CHECK-LABEL: func @unencoded
+// CHECK-NEXT: %[[A:.*]] = dist.allreduce %arg0 on #{{.*}} axes = [1] reduce = sum : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [1 : sum]>> -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK-NEXT: %[[R:.*]] = tensor.cast %[[A]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>> to tensor<8x16xf32>
+// CHECK-NEXT: %[[X:.*]] = tensor.cast %[[R]] : tensor<8x16xf32> to tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK-NEXT: %[[S:.*]] = dist.all_slice %[[X]] on #{{.*}} axes = [0] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>> -> tensor<4x16xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK-NEXT: %[[C:.*]] = tensor.cast %arg1 : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>> to tensor<8x16xf32>
+// CHECK-NEXT: return %[[R]], %[[S]], %[[C]]
+func.func @unencoded(%p: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>>, %r: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>) -> (tensor<8x16xf32>, tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32>) {
+  // expected-remark @+1 {{1 step}}
+  %0 = dist.reshard %p : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [1 : sum]>> -> tensor<8x16xf32>
+  // expected-remark @+1 {{1 step}}
+  %1 = dist.reshard %0 : tensor<8x16xf32> -> tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>
+  // expected-remark @+1 {{0 steps}}
+  %2 = dist.reshard %r : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<8x16xf32>
+  return %0, %1, %2 : tensor<8x16xf32>, tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32>
+}

@@ -299,6 +299,15 @@ LogicalResult TensorDistAttr::verifyEncoding(
   return success();
 }
 
+TensorDistAttr TensorDistAttr::getReplicated(MeshAttr mesh, int64_t rank) {
+  return TensorDistAttr::get(mesh, SmallVector<int64_t>(rank, -1));
+}
+
+bool TensorDistAttr::isReplicated() const {
+  return !isPartial() &&
+         llvm::all_of(getDimsMapping(), [](int64_t axis) { return axis < 0; });
+}
+
 std::optional<int64_t> TensorDistAttr::getDimOfMeshAxis(int64_t axis) const {
   for (auto [dim, a] : llvm::enumerate(getDimsMapping()))
     if (a == axis)

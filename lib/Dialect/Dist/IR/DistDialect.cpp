@@ -92,6 +92,7 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
        true,
        {MarkerPlace::Argument, MarkerPlace::Result}},
       {DistDialect::kStartupAttrName, false, {MarkerPlace::Operation}},
+      {DistDialect::kCompleteAttrName, false, {MarkerPlace::Operation}},
       {DistDialect::kRecomputeAttrName, false, {MarkerPlace::Operation}},
       {DistDialect::kGradAttrName, true, {MarkerPlace::Result}},
       {DistDialect::kLossScaleAttrName, false, {MarkerPlace::Argument}},
@@ -131,6 +132,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     return failure();
   if (attr.getName() == kStartupAttrName && !isa<FunctionOpInterface>(op))
     return emit() << "'" << kStartupAttrName << "' marks a function";
+  if (attr.getName() == kCompleteAttrName && !isa<FunctionOpInterface>(op))
+    return emit() << "'" << kCompleteAttrName << "' marks a function";
   return success();
 }
 

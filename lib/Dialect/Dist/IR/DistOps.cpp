@@ -396,9 +396,14 @@ LogicalResult MakePartialOp::verifySignature() {
 LogicalResult ReshardOp::verify() {
   RankedTensorType in = getInput().getType(), out = getResult().getType();
   TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
-  if (!inDist || !outDist)
-    return emitOpError("needs a #dist.tensor encoding on its operand and its "
+  // An unencoded side is replicated on the other's mesh.
+  if (!inDist && !outDist)
+    return emitOpError("needs a #dist.tensor encoding on its operand or its "
                        "result");
+  if (!inDist)
+    inDist = TensorDistAttr::getReplicated(outDist.getMesh(), in.getRank());
+  if (!outDist)
+    outDist = TensorDistAttr::getReplicated(inDist.getMesh(), out.getRank());
   if (inDist.getMesh() != outDist.getMesh())
     return emitOpError("changes the mesh from ")
            << inDist.getMesh() << " to " << outDist.getMesh()

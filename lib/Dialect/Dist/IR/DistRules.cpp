@@ -5,6 +5,7 @@
 #include "dist/Dialect/Dist/IR/SignatureCache.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -443,7 +444,7 @@ kindIn(ArrayRef<std::pair<int64_t, ReductionKind>> partials, int64_t axis) {
 /// split (reducing equal values with max or min is the identity). Partial
 /// axes of size 1 do not count. No attribute is made: this runs for every
 /// dist op each time the IR is verified.
-static bool holds(TensorDistAttr declared, const Dist &inferred, size_t rank) {
+bool rules::holds(TensorDistAttr declared, const Dist &inferred, size_t rank) {
   ArrayRef<int64_t> declaredDims =
       declared ? declared.getDimsMapping() : ArrayRef<int64_t>();
   ArrayRef<int64_t> inferredDims =
@@ -511,6 +512,17 @@ static void suggestFix(InFlightDiagnostic &diag, TensorDistAttr declared,
 
 static LogicalResult checkRule(Operation *op, DistributionRuleInterface rule);
 
+bool rules::isAwaitingCompletion(Operation *op) {
+  auto unencoded = [](Type t) {
+    return isa<RankedTensorType>(t) && !getTensorDist(t);
+  };
+  if (llvm::none_of(op->getOperandTypes(), unencoded) &&
+      llvm::none_of(op->getResultTypes(), unencoded))
+    return false;
+  auto f = op->getParentOfType<FunctionOpInterface>();
+  return f && f->hasAttr(DistDialect::kCompleteAttrName);
+}
+
 LogicalResult rules::verifyDistributionRule(Operation *op) {
   auto rule = dyn_cast<DistributionRuleInterface>(op);
   if (!rule)
@@ -518,6 +530,8 @@ LogicalResult rules::verifyDistributionRule(Operation *op) {
   auto encoded = [](Type t) { return static_cast<bool>(getTensorDist(t)); };
   if (llvm::none_of(op->getOperandTypes(), encoded) &&
       llvm::none_of(op->getResultTypes(), encoded))
+    return success();
+  if (isAwaitingCompletion(op))
     return success();
   // The rule reads the types and the attributes the op names.
   auto *dialect = op->getContext()->getLoadedDialect<DistDialect>();

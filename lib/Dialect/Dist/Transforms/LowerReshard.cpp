@@ -61,6 +61,11 @@ struct DistLowerReshardPass
     if (!in.hasStaticShape() || !out.hasStaticShape())
       return op.emitOpError("cannot be planned: its shapes are not static");
     TensorDistAttr from = getTensorDist(in), to = getTensorDist(out);
+    // The verifier allows one unencoded side: replicated on the other's mesh.
+    if (!from)
+      from = TensorDistAttr::getReplicated(to.getMesh(), in.getRank());
+    if (!to)
+      to = TensorDistAttr::getReplicated(from.getMesh(), out.getRank());
     SmallVector<int64_t> global = mesh::globalShape(in.getShape(), from);
     std::string whyNot;
     FailureOr<ReshardPlan> plan =
@@ -80,8 +85,16 @@ struct DistLowerReshardPass
       emitPlanRemark(op, *plan);
     b.setInsertionPoint(op);
     Location loc = FusedLoc::get(&getContext(), {op.getLoc(), passLoc});
-    op.replaceAllUsesWith(
-        buildReshardSteps(b, loc, *plan, op.getInput(), global));
+    Value input = op.getInput();
+    if (!plan->steps.empty() && !getTensorDist(in))
+      input = tensor::CastOp::create(b, loc, withTensorDist(in, from), input);
+    Value result = buildReshardSteps(b, loc, *plan, input, global);
+    // The steps spell replicated with an encoding; the reshard's users may
+    // have it without one (or the other way round), which only a cast
+    // changes (the collectives keep their operand's encodedness).
+    if (result.getType() != out)
+      result = tensor::CastOp::create(b, loc, out, result);
+    op.replaceAllUsesWith(result);
     op.erase();
     ++numReshards;
     numSteps += plan->steps.size();

@@ -11,8 +11,10 @@ using namespace mlir::dist;
 
 void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
-  // The input's claims are checked before anything relies on them, and the
-  // rewrites' output after.
+  // Completion first: what the input leaves out is inferred (and checked)
+  // before anything relies on it. The input's claims are checked before the
+  // rewrites, and the rewrites' output after.
+  pm.addPass(createDistComplete());
   pm.addPass(createDistVerifyDistributions());
   // Seeds first: they only touch dropouts, and later passes may copy ops.
   pm.addNestedPass<func::FuncOp>(createDistDropoutSeed());
@@ -49,8 +51,9 @@ void mlir::dist::buildDistAutoParallelPipeline(
 void mlir::dist::registerDistPipelines() {
   PassPipelineRegistration<DistAutoParallelOptions>(
       "dist-auto-parallel",
-      "The auto-parallel rewrites in order, between two checks of the "
-      "distributions: dropout seeds, vocab-parallel embedding, AMP "
+      "Completion, then the auto-parallel rewrites in order, between two "
+      "checks of the distributions: dropout seeds, vocab-parallel embedding, "
+      "AMP "
       "check-finite, reshard lowering, matmul-grad overlap, stream "
       "assignment",
       buildDistAutoParallelPipeline);

@@ -533,6 +533,18 @@ static LogicalResult checkGradients(func::FuncOp func) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult mlir::dist::verifyDistributions(ModuleOp module) {
+  // Its ops are not checked until completion has decided what it leaves
+  // out: checking it now would pass what nothing has checked.
+  WalkResult pending = module.walk([&](FunctionOpInterface f) {
+    if (!f->hasAttr(DistDialect::kCompleteAttrName))
+      return WalkResult::advance();
+    f->emitOpError("is marked '")
+        << DistDialect::kCompleteAttrName
+        << "': its distributions are not complete (run --dist-complete)";
+    return WalkResult::interrupt();
+  });
+  if (pending.wasInterrupted())
+    return failure();
   bool hadError = false;
   // An op already reported is not reported again for what flows through it.
   llvm::SmallPtrSet<Operation *, 8> reported;

@@ -95,6 +95,10 @@ def Dist_TensorDistAttr : Dist_Attr<"TensorDist", "tensor",
            "{}">:$partial)>
   ];
   let extraClassDeclaration = [{
+    /// The fully replicated distribution of a rank-`rank` tensor on `mesh`.
+    static TensorDistAttr getReplicated(MeshAttr mesh, int64_t rank);
+    /// Whether no dim is split and no axis partial.
+    bool isReplicated() const;
     /// The mesh axis splitting tensor dimension `dim`, or -1.
     int64_t getMeshAxis(int64_t dim) const { return getDimsMapping()[dim]; }
     /// The tensor dimension split over mesh axis `axis`, if any.

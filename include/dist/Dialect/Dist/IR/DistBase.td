@@ -77,6 +77,10 @@ def Dist_Dialect : Dialect {
     /// `dist.startup` (unit) on a function: the parameter initialisation
     /// function (Paddle's startup program).
     static constexpr ::llvm::StringLiteral kStartupAttrName = "dist.startup";
+    /// `dist.complete` (unit) on a function: its unencoded ranked tensors
+    /// are undecided, not replicated; --dist-complete decides them.
+    static constexpr ::llvm::StringLiteral kCompleteAttrName =
+        "dist.complete";
     /// `dist.recompute` (unit) on any op: a recomputed forward op.
     static constexpr ::llvm::StringLiteral kRecomputeAttrName =
         "dist.recompute";

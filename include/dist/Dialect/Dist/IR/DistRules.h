@@ -149,6 +149,19 @@ enum class Linearity {
 FailureOr<Dist> inferElementwise(MeshAttr mesh, TypeRange operands,
                                  Linearity linearity, raw_ostream &whyNot);
 
+/// Whether a value declared `declared` (null: replicated) holds what a rule
+/// computes as `computed`, for a tensor of rank `rank`: the same split per
+/// dim and partial axes, except that a declared max/min partial axis the
+/// rule does not require is accepted (reducing equal values with max or min
+/// changes nothing).
+bool holds(TensorDistAttr declared, const Dist &computed, size_t rank);
+
+/// Whether `op` is in a function marked `dist.complete`
+/// (DistDialect::kCompleteAttrName) and takes or makes
+/// an unencoded ranked tensor, so that its rule can only be checked once
+/// completion has decided it.
+bool isAwaitingCompletion(Operation *op);
+
 /// Checks the declared result encodings of `op`, which implements
 /// DistributionRuleInterface, against its rule, with a located diagnostic
 /// that names both and the collective that would fix a missing reduction.

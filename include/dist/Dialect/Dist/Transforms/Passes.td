@@ -223,6 +223,57 @@ def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
+  let summary = "Infer the distributions a program does not write";
+  let description = [{
+    Completes the encodings of every function marked `{dist.complete}`
+    (with `all-functions`, of every function with an encoded tensor): its
+    arguments and every written encoding are constraints, and every other
+    ranked tensor (an unencoded op result, block argument or function
+    result) takes the distribution the rules give it. In a marked function
+    the verifiers leave such values to this pass (an op with an unencoded
+    tensor is not checked until it is complete); elsewhere an unencoded
+    tensor is replicated. The pass removes the marker and checks every op
+    it completed.
+
+    A worklist runs to a fixpoint: forward, an op whose operands are all
+    known gets the results its rule computes (a contraction over a split
+    dim stays partial); along the edges that must carry one type (region
+    and block arguments from `scf` and `cf` ops, call operands to the
+    callee's arguments, the callee's results to the call's), a known value
+    fixes the other end. When nothing flows forward, the first op (in
+    program order) with an undecided operand gets one that its rule
+    accepts, from its known operands and results (for a `linalg` op, from
+    its loops), so a `tensor.empty` init takes its loops' distribution;
+    what nothing reaches is replicated. Results that come out replicated
+    stay unencoded.
+
+    Where two constraints disagree a `dist.reshard` goes in, with a remark
+    that names both: after an op whose rule computes another distribution
+    than its result declares, before an op that needs a partial operand
+    complete (a nonlinear op, an addition of a partial and a replicated
+    value), and on an edge whose two ends differ. `--dist-lower-reshard`
+    turns them into collectives. An op with no rule on a distributed
+    tensor is an error; with `replicate-unknown-ops` its operands are
+    resharded to replicated instead, with a remark.
+  }];
+  let options = [
+    Option<"allFunctions", "all-functions", "bool", "false",
+           "Complete every function with an encoded tensor as if it were "
+           "marked {dist.complete} (a complete program comes out unchanged)">,
+    Option<"replicateUnknownOps", "replicate-unknown-ops", "bool", "false",
+           "Replicate the operands of ops without a distribution rule "
+           "instead of failing">,
+  ];
+  let statistics = [
+    Statistic<"numCompleted", "num-completed",
+              "Number of values whose distribution was inferred">,
+    Statistic<"numReshards", "num-reshards",
+              "Number of dist.reshard ops inserted at conflicts">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+}
+
 def DistLowerReshard : Pass<"dist-lower-reshard", "::mlir::func::FuncOp"> {
   let summary = "Lower every dist.reshard to the collectives of its cheapest "
                 "plan";

@@ -1,0 +1,757 @@
+//===- Complete.cpp - infer the distributions a program leaves out --------===//
+//
+// Implements --dist-complete. Paddle's Completer and upstream's
+// sharding-propagation sweep a program once or twice and replicate what they
+// cannot decide; Shardy propagates factor by factor but replicates ops with
+// no rule. Here the rules the checker uses (DistRules.h) are the transfer
+// functions of one worklist that runs to a fixpoint, written encodings are
+// never changed, and a disagreement becomes an explicit dist.reshard with a
+// remark instead of a silent replication.
+//
+// Types in dist are local: a value's shape is what one process holds. A
+// value completion decides keeps its written shape and gets an encoding;
+// only a reshard, which changes how the global tensor is held, computes a
+// new local shape (from the global one).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/Dialect/Dist/IR/DistDialect.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <deque>
+
+namespace mlir {
+namespace dist {
+#define GEN_PASS_DEF_DISTCOMPLETE
+#include "dist/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dist
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::dist;
+
+static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+static TensorDistAttr distOf(Value v) { return getTensorDist(v.getType()); }
+
+/// "replicated" or the encoding, as remarks name a distribution.
+static std::string describe(TensorDistAttr dist) {
+  if (!dist || dist.isReplicated())
+    return "replicated";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(dist.getDimsMapping(), os);
+  os << "]";
+  if (dist.isPartial()) {
+    os << " partial [";
+    llvm::interleaveComma(dist.getPartials(), os, [&](auto p) {
+      os << p.first << " : " << stringifyReductionKind(p.second);
+    });
+    os << "]";
+  }
+  return s;
+}
+
+/// Where a value's distribution came from, for the remark at a conflict.
+static std::string describeOrigin(Value v, Operation *origin) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (origin) {
+    os << "'" << origin->getName() << "' at " << origin->getLoc()
+       << " computes it";
+    return s;
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    os << "block argument #" << arg.getArgNumber() << " is declared so";
+  else
+    os << "result #" << cast<OpResult>(v).getResultNumber() << " of '"
+       << v.getDefiningOp()->getName() << "' is declared so";
+  return s;
+}
+
+namespace {
+/// An edge along which two values must have one type: a forwarded operand
+/// and the block argument or result it becomes.
+struct Edge {
+  OpOperand *use;
+  Value sink;
+};
+
+class Completion {
+public:
+  Completion(ModuleOp module, bool replicateUnknownOps)
+      : module(module), replicateUnknownOps(replicateUnknownOps) {}
+
+  LogicalResult run(ArrayRef<FunctionOpInterface> functions);
+
+  unsigned numCompleted = 0, numReshards = 0;
+
+private:
+  bool isUndecided(Value v) const { return undecided.contains(v); }
+  bool isKnown(Value v) const { return !isTensor(v) || !isUndecided(v); }
+
+  void enqueue(Operation *op) {
+    if (queued.insert(op).second)
+      worklist.push_back(op);
+  }
+  void enqueueUsers(Value v);
+  void decide(Value v, Type type, Operation *origin);
+  LogicalResult visit(Operation *op);
+  void collectEdges(Operation *op, SmallVectorImpl<Edge> &edges);
+  LogicalResult visitEdge(const Edge &edge);
+  LogicalResult visitRuleOp(Operation *op, DistributionRuleInterface rule);
+  LogicalResult visitOpWithoutRule(Operation *op);
+  LogicalResult visitCallResults(CallOpInterface call);
+  bool guess();
+  bool guessOperands(Operation *op);
+  FailureOr<Value> reshard(OpBuilder &b, Location loc, Value v, Type to);
+  void finish(ArrayRef<FunctionOpInterface> functions);
+
+  ModuleOp module;
+  SymbolTableCollection symbols;
+  bool replicateUnknownOps;
+  /// Unencoded tensors whose distribution is not decided yet.
+  llvm::DenseSet<Value> undecided;
+  /// The op whose rule decided a value, for remarks.
+  llvm::DenseMap<Value, Operation *> origins;
+  /// The ops of the completed functions in program order: where guessing
+  /// looks, so that it is deterministic.
+  SmallVector<Operation *> order;
+  /// The call sites of each function, whose results follow its returns.
+  llvm::DenseMap<Operation *, SmallVector<CallOpInterface>> callers;
+  std::deque<Operation *> worklist;
+  llvm::DenseSet<Operation *> queued;
+};
+} // namespace
+
+void Completion::enqueueUsers(Value v) {
+  for (Operation *user : v.getUsers())
+    enqueue(user);
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    enqueue(arg.getOwner()->getParentOp());
+  else if (Operation *def = v.getDefiningOp())
+    enqueue(def);
+}
+
+void Completion::decide(Value v, Type type, Operation *origin) {
+  undecided.erase(v);
+  ++numCompleted;
+  if (origin)
+    origins[v] = origin;
+  if (v.getType() != type) {
+    v.setType(type);
+    // A constant's value carries its type.
+    if (auto constant = v.getDefiningOp<arith::ConstantOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
+  }
+  enqueueUsers(v);
+  // What a function returns, its callers' results are.
+  Operation *user = nullptr;
+  for (Operation *u : v.getUsers())
+    if (u->hasTrait<OpTrait::ReturnLike>() &&
+        isa<FunctionOpInterface>(u->getParentOp()))
+      user = u;
+  if (user)
+    for (CallOpInterface call : callers.lookup(user->getParentOp()))
+      enqueue(call);
+}
+
+FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
+                                     Type to) {
+  auto from = cast<RankedTensorType>(v.getType());
+  auto target = cast<RankedTensorType>(to);
+  if (!getTensorDist(from) && !getTensorDist(target))
+    return v;
+  ++numReshards;
+  return ReshardOp::create(b, loc, target, v).getResult();
+}
+
+/// The type a value of type `written` has when it holds its global tensor
+/// distributed as `dist` instead of as written; fails (with a located
+/// error) when a split dim does not divide.
+static FailureOr<RankedTensorType>
+retarget(Operation *at, RankedTensorType written, TensorDistAttr dist) {
+  if (!written.hasStaticShape()) {
+    at->emitOpError("cannot be completed: a reshard of a dynamically shaped "
+                    "tensor is not planned");
+    return failure();
+  }
+  SmallVector<int64_t> global =
+      mesh::globalShape(written.getShape(), getTensorDist(written));
+  std::optional<SmallVector<int64_t>> local = mesh::localShape(global, dist);
+  if (!local) {
+    InFlightDiagnostic diag = at->emitOpError("cannot be completed: ");
+    diag << "the global shape [";
+    llvm::interleaveComma(global, diag);
+    diag << "] does not divide as " << dist;
+    return failure();
+  }
+  RankedTensorType type = RankedTensorType::get(
+      *local, written.getElementType(), written.getEncoding());
+  return withTensorDist(type, dist && !dist.isReplicated() ? dist : nullptr);
+}
+
+void Completion::collectEdges(Operation *op, SmallVectorImpl<Edge> &edges) {
+  auto add = [&](MutableArrayRef<OpOperand> uses, ValueRange sinks) {
+    for (auto [use, sink] : llvm::zip(uses, sinks))
+      if (isTensor(sink))
+        edges.push_back({&use, sink});
+  };
+  auto usesOf = [&](OperandRange range) {
+    if (range.empty())
+      return MutableArrayRef<OpOperand>();
+    return op->getOpOperands().slice(range.getBeginOperandIndex(),
+                                     range.size());
+  };
+  if (auto branch = dyn_cast<RegionBranchOpInterface>(op)) {
+    SmallVector<RegionSuccessor> successors;
+    branch.getSuccessorRegions(RegionBranchPoint::parent(), successors);
+    for (RegionSuccessor &s : successors)
+      add(usesOf(branch.getEntrySuccessorOperands(s)), s.getSuccessorInputs());
+  }
+  if (auto term = dyn_cast<RegionBranchTerminatorOpInterface>(op)) {
+    if (auto parent = dyn_cast<RegionBranchOpInterface>(op->getParentOp())) {
+      SmallVector<RegionSuccessor> successors;
+      parent.getSuccessorRegions(RegionBranchPoint(term), successors);
+      for (RegionSuccessor &s : successors)
+        add(usesOf(term.getSuccessorOperands(s)), s.getSuccessorInputs());
+    }
+  }
+  if (auto branch = dyn_cast<BranchOpInterface>(op))
+    for (unsigned i = 0; i < op->getNumSuccessors(); ++i) {
+      SuccessorOperands operands = branch.getSuccessorOperands(i);
+      Block *dest = op->getSuccessor(i);
+      OperandRange forwarded = operands.getForwardedOperands();
+      add(usesOf(forwarded),
+          dest->getArguments().drop_front(operands.getProducedOperandCount()));
+    }
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(
+        call.resolveCallableInTable(&symbols));
+    if (callee && !callee.isExternal())
+      add(usesOf(call.getArgOperands()),
+          callee.getFunctionBody().front().getArguments());
+  }
+}
+
+LogicalResult Completion::visitEdge(const Edge &edge) {
+  Value source = edge.use->get();
+  if (isUndecided(source))
+    return success(); // Guessing may take it from the sink.
+  if (isUndecided(edge.sink)) {
+    decide(edge.sink, source.getType(), origins.lookup(source));
+    return success();
+  }
+  if (source.getType() == edge.sink.getType())
+    return success();
+  Operation *user = edge.use->getOwner();
+  OpBuilder b(user);
+  FailureOr<Value> r = reshard(b, user->getLoc(), source, edge.sink.getType());
+  if (failed(r))
+    return failure();
+  user->emitRemark("completion: reshard of operand #")
+      << edge.use->getOperandNumber() << " from " << describe(distOf(source))
+      << " to " << describe(distOf(edge.sink)) << ": "
+      << describeOrigin(source, origins.lookup(source))
+      << ", and where it goes "
+      << describeOrigin(edge.sink, origins.lookup(edge.sink));
+  edge.use->set(*r);
+  return success();
+}
+
+LogicalResult Completion::visitCallResults(CallOpInterface call) {
+  auto callee = dyn_cast_or_null<FunctionOpInterface>(
+      call.resolveCallableInTable(&symbols));
+  if (!callee || callee.isExternal())
+    return success();
+  Operation *ret = callee.getFunctionBody().back().getTerminator();
+  if (!ret || !ret->hasTrait<OpTrait::ReturnLike>() ||
+      ret->getNumOperands() != call->getNumResults())
+    return success();
+  for (auto [result, returned] :
+       llvm::zip(call->getResults(), ret->getOperands())) {
+    if (!isTensor(result) || isUndecided(returned))
+      continue;
+    if (isUndecided(result)) {
+      decide(result, returned.getType(), origins.lookup(returned));
+      continue;
+    }
+    if (result.getType() == returned.getType())
+      continue;
+    // The call's result was declared otherwise: the call returns what the
+    // callee does, and a reshard after it gives the declared distribution.
+    Type declared = result.getType();
+    result.setType(returned.getType());
+    OpBuilder b(call->getContext());
+    b.setInsertionPointAfter(call);
+    FailureOr<Value> r = reshard(b, call->getLoc(), result, declared);
+    if (failed(r))
+      return failure();
+    result.replaceAllUsesExcept(*r, r->getDefiningOp());
+    call->emitRemark("completion: reshard of result #")
+        << cast<OpResult>(result).getResultNumber() << " from "
+        << describe(distOf(result)) << ", which the callee returns, to "
+        << describe(getTensorDist(declared)) << ", as it is declared";
+  }
+  return success();
+}
+
+/// The repair of a rule that fails on partial operands: the ones that are
+/// partial, completed by a reshard to the same split without the partial
+/// axes.
+static bool hasPartialOperand(Operation *op) {
+  return llvm::any_of(op->getOperands(), [](Value v) {
+    TensorDistAttr d = distOf(v);
+    return d && d.isPartial();
+  });
+}
+
+LogicalResult Completion::visitRuleOp(Operation *op,
+                                      DistributionRuleInterface rule) {
+  if (!llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
+    return success();
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  FailureOr<SmallVector<rules::Dist>> inferred =
+      rule.inferResultDistributions(os);
+  if (failed(inferred) && hasPartialOperand(op)) {
+    // A nonlinear op of a partial value, or a partial plus a replicated
+    // one: the partial operands are summed first.
+    std::string first = why;
+    SmallVector<std::pair<OpOperand *, Value>> undo;
+    OpBuilder b(op);
+    for (OpOperand &use : op->getOpOperands()) {
+      TensorDistAttr d = distOf(use.get());
+      if (!d || !d.isPartial())
+        continue;
+      TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
+      FailureOr<RankedTensorType> to =
+          retarget(op, cast<RankedTensorType>(use.get().getType()), complete);
+      if (failed(to))
+        return failure();
+      FailureOr<Value> r = reshard(b, op->getLoc(), use.get(), *to);
+      if (failed(r))
+        return failure();
+      undo.push_back({&use, use.get()});
+      use.set(*r);
+    }
+    why.clear();
+    inferred = rule.inferResultDistributions(os);
+    if (failed(inferred)) {
+      // No better: leave the program as it was for the error.
+      for (auto [use, old] : undo) {
+        Operation *r = use->get().getDefiningOp();
+        use->set(old);
+        r->erase();
+        --numReshards;
+      }
+      why = first;
+    } else {
+      for (auto [use, old] : undo)
+        op->emitRemark("completion: reshard of operand #")
+            << use->getOperandNumber() << " from " << describe(distOf(old))
+            << " to " << describe(distOf(use->get())) << ": "
+            << describeOrigin(old, origins.lookup(old)) << ", and '"
+            << op->getName() << "' needs it complete (" << first << ")";
+    }
+  }
+  if (failed(inferred))
+    return op->emitOpError("has no correct distribution: ") << why;
+
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      continue;
+    const rules::Dist &computed = (*inferred)[i];
+    TensorDistAttr attr = computed.toAttr();
+    if (attr && attr.isReplicated())
+      attr = nullptr;
+    // Ops whose operands and results share one type keep sharing it.
+    Type decided = withTensorDist(type, attr);
+    if (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
+        op->getNumOperands() &&
+        rules::holds(distOf(op->getOperand(0)), computed, type.getRank()))
+      decided = op->getOperand(0).getType();
+    if (isUndecided(result)) {
+      decide(result, decided, op);
+      continue;
+    }
+    if (rules::holds(distOf(result), computed, type.getRank()))
+      continue;
+    // Declared (or decided from its uses) otherwise: the op computes what
+    // its rule says, and a reshard after it gives the rest the declared
+    // distribution.
+    Type declared = result.getType();
+    FailureOr<RankedTensorType> computedType =
+        retarget(op, cast<RankedTensorType>(declared), attr);
+    if (failed(computedType))
+      return failure();
+    std::string declaredWhy = describeOrigin(result, origins.lookup(result));
+    result.setType(*computedType);
+    origins[result] = op;
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    FailureOr<Value> r = reshard(b, op->getLoc(), result, declared);
+    if (failed(r))
+      return failure();
+    result.replaceAllUsesExcept(*r, r->getDefiningOp());
+    op->emitRemark("completion: reshard of result #")
+        << i << " from " << describe(attr) << ", which the rule of '"
+        << op->getName() << "' computes, to "
+        << describe(getTensorDist(declared)) << ": " << declaredWhy;
+  }
+  return success();
+}
+
+/// Ops that pass values on or make them from nothing; their edges (or the
+/// users of what they make) decide them.
+static bool movesOrMakes(Operation *op) {
+  return op->hasTrait<OpTrait::ReturnLike>() || isa<BranchOpInterface>(op) ||
+         isa<RegionBranchOpInterface, RegionBranchTerminatorOpInterface,
+             CallOpInterface>(op) ||
+         isa<arith::ConstantOp, tensor::EmptyOp, tensor::SplatOp, tensor::DimOp,
+             tensor::RankOp>(op);
+}
+
+LogicalResult Completion::visitOpWithoutRule(Operation *op) {
+  auto distributed = [](Value v) {
+    TensorDistAttr d = distOf(v);
+    return d && !d.isReplicated();
+  };
+  if (!llvm::any_of(op->getOperands(), distributed) &&
+      !llvm::any_of(op->getResults(), distributed)) {
+    // Nothing distributed reaches it: what it makes is replicated, once
+    // what it takes is known.
+    if (llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
+      for (Value r : op->getResults())
+        if (isUndecided(r))
+          decide(r, r.getType(), op);
+    return success();
+  }
+  if (!replicateUnknownOps)
+    return op->emitOpError(
+        "has no distribution rule, so completion cannot tell what it "
+        "computes on distributed tensors (--dist-complete="
+        "\"replicate-unknown-ops=true\" replicates its operands)");
+  OpBuilder b(op);
+  for (OpOperand &use : op->getOpOperands()) {
+    if (!distributed(use.get()))
+      continue;
+    auto from = cast<RankedTensorType>(use.get().getType());
+    FailureOr<RankedTensorType> to = retarget(op, from, nullptr);
+    if (failed(to))
+      return failure();
+    FailureOr<Value> r = reshard(b, op->getLoc(), use.get(), *to);
+    if (failed(r))
+      return failure();
+    op->emitRemark("completion: '")
+        << op->getName() << "' has no distribution rule: operand #"
+        << use.getOperandNumber() << " replicated from "
+        << describe(getTensorDist(from));
+    use.set(*r);
+  }
+  for (Value r : op->getResults())
+    if (isUndecided(r))
+      decide(r, r.getType(), op);
+  return success();
+}
+
+LogicalResult Completion::visit(Operation *op) {
+  SmallVector<Edge> edges;
+  collectEdges(op, edges);
+  for (const Edge &edge : edges)
+    if (failed(visitEdge(edge)))
+      return failure();
+  if (auto call = dyn_cast<CallOpInterface>(op))
+    return visitCallResults(call);
+  if (failed(rules::requireRegisteredRule(op)))
+    return failure();
+  if (auto rule = dyn_cast<DistributionRuleInterface>(op))
+    return visitRuleOp(op, rule);
+  // A cast keeps the distribution (the check refuses one that changes it).
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(cast.getType());
+    TensorDistAttr d = distOf(cast.getSource());
+    if (type && isUndecided(cast.getResult()) && isKnown(cast.getSource()))
+      decide(cast.getResult(),
+             withTensorDist(type, d && !d.isReplicated() ? d : nullptr), op);
+    return success();
+  }
+  // The dist ops without a rule (collectives, seeds, waits) check their
+  // encodings in their verifiers, unencoded results included: what they
+  // declare is what they make.
+  if (isa_and_nonnull<DistDialect>(op->getDialect())) {
+    for (Value r : op->getResults())
+      if (isUndecided(r))
+        decide(r, r.getType(), op);
+    return success();
+  }
+  if (movesOrMakes(op) || op->getNumRegions())
+    return success();
+  return visitOpWithoutRule(op);
+}
+
+/// The distributions of a linalg op's undecided operands from its loops:
+/// each loop takes the mesh axis a known operand's dim over it is split on.
+static SmallVector<TensorDistAttr>
+linalgCandidate(linalg::LinalgOp op, MeshAttr mesh,
+                const llvm::DenseSet<Value> &undecided) {
+  SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto loopOf = [](AffineExpr e) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  for (OpOperand &use : op->getOpOperands()) {
+    TensorDistAttr d = distOf(use.get());
+    if (undecided.contains(use.get()) || !d ||
+        use.getOperandNumber() >= maps.size())
+      continue;
+    AffineMap map = maps[use.getOperandNumber()];
+    for (auto [dim, e] : llvm::enumerate(map.getResults()))
+      if (std::optional<unsigned> loop = loopOf(e))
+        if (d.getMeshAxis(dim) >= 0 && loopAxis[*loop] < 0)
+          loopAxis[*loop] = d.getMeshAxis(dim);
+  }
+  SmallVector<TensorDistAttr> out;
+  for (OpOperand &use : op->getOpOperands()) {
+    if (!undecided.contains(use.get()) ||
+        use.getOperandNumber() >= maps.size()) {
+      out.push_back(nullptr);
+      continue;
+    }
+    SmallVector<int64_t> dims;
+    for (AffineExpr e : maps[use.getOperandNumber()].getResults()) {
+      std::optional<unsigned> loop = loopOf(e);
+      dims.push_back(loop ? loopAxis[*loop] : -1);
+    }
+    out.push_back(TensorDistAttr::get(mesh, dims));
+  }
+  return out;
+}
+
+bool Completion::guessOperands(Operation *op) {
+  SmallVector<OpOperand *> open;
+  for (OpOperand &use : op->getOpOperands())
+    if (isUndecided(use.get()))
+      open.push_back(&use);
+  if (open.empty())
+    return false;
+  // Edges: an undecided value passed to a known one takes its type.
+  SmallVector<Edge> edges;
+  collectEdges(op, edges);
+  for (const Edge &edge : edges)
+    if (isUndecided(edge.use->get()) && !isUndecided(edge.sink)) {
+      decide(edge.use->get(), edge.sink.getType(), nullptr);
+      return true;
+    }
+  auto rule = dyn_cast<DistributionRuleInterface>(op);
+  if (!rule)
+    return false;
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
+  if (failed(mesh) || !*mesh)
+    return false;
+
+  // Candidates, in order: from the loops (linalg), then the split of each
+  // known operand and result of the same rank, then replicated.
+  SmallVector<SmallVector<TensorDistAttr>> candidates;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    candidates.push_back(linalgCandidate(linalgOp, *mesh, undecided));
+  SmallVector<Value> known;
+  for (Value v : op->getOperands())
+    if (!isUndecided(v) && distOf(v))
+      known.push_back(v);
+  for (Value v : op->getResults())
+    if (isTensor(v) && !isUndecided(v) && distOf(v))
+      known.push_back(v);
+  for (Value k : known) {
+    TensorDistAttr d = distOf(k);
+    TensorDistAttr split = d.dropPartial(d.getPartialAxes());
+    SmallVector<TensorDistAttr> c;
+    for (OpOperand &use : op->getOpOperands())
+      c.push_back(
+          isUndecided(use.get()) &&
+                  cast<RankedTensorType>(use.get().getType()).getRank() ==
+                      cast<RankedTensorType>(k.getType()).getRank()
+              ? split
+              : nullptr);
+    candidates.push_back(std::move(c));
+  }
+  candidates.push_back(SmallVector<TensorDistAttr>(op->getNumOperands()));
+
+  for (ArrayRef<TensorDistAttr> c : candidates) {
+    SmallVector<Type> saved;
+    for (OpOperand *use : open) {
+      auto type = cast<RankedTensorType>(use->get().getType());
+      saved.push_back(type);
+      TensorDistAttr d = c[use->getOperandNumber()];
+      use->get().setType(
+          withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
+    }
+    ignored.clear();
+    FailureOr<SmallVector<rules::Dist>> inferred =
+        rule.inferResultDistributions(os);
+    bool accepted = succeeded(inferred);
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      if (accepted && isTensor(result) && !isUndecided(result))
+        accepted =
+            rules::holds(distOf(result), (*inferred)[i],
+                         cast<RankedTensorType>(result.getType()).getRank());
+    // Restore, then decide for real (decide enqueues the users).
+    SmallVector<Type> chosen;
+    for (auto [use, type] : llvm::zip(open, saved)) {
+      chosen.push_back(use->get().getType());
+      use->get().setType(type);
+    }
+    if (!accepted && c.data() != candidates.back().data())
+      continue;
+    for (auto [use, type] : llvm::zip(open, chosen))
+      if (isUndecided(use->get()))
+        decide(use->get(), type, nullptr);
+    return true;
+  }
+  return false;
+}
+
+bool Completion::guess() {
+  for (Operation *op : order)
+    if (guessOperands(op))
+      return true;
+  // Nothing decides what is left: it is replicated, in program order.
+  for (Operation *op : order) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isUndecided(arg)) {
+            decide(arg, arg.getType(), nullptr);
+            return true;
+          }
+    for (Value r : op->getResults())
+      if (isUndecided(r)) {
+        decide(r, r.getType(), nullptr);
+        return true;
+      }
+  }
+  return false;
+}
+
+void Completion::finish(ArrayRef<FunctionOpInterface> functions) {
+  for (FunctionOpInterface f : functions) {
+    Block &entry = f.getFunctionBody().front();
+    SmallVector<Type> results(f.getResultTypes());
+    for (Block &block : f.getFunctionBody())
+      if (Operation *t = block.getTerminator();
+          t && t->hasTrait<OpTrait::ReturnLike>() &&
+          t->getNumOperands() == results.size())
+        results = llvm::to_vector(t->getOperandTypes());
+    f.setType(
+        FunctionType::get(f->getContext(), entry.getArgumentTypes(), results));
+    f->removeAttr(DistDialect::kCompleteAttrName);
+  }
+}
+
+LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
+  for (FunctionOpInterface f : functions) {
+    // Arguments are what callers pass: constraints, replicated when
+    // unencoded.
+    f.getFunctionBody().walk([&](Operation *op) {
+      order.push_back(op);
+      for (Value r : op->getResults())
+        if (isTensor(r) && !distOf(r))
+          undecided.insert(r);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (isTensor(arg) && !distOf(arg))
+              undecided.insert(arg);
+      if (auto call = dyn_cast<CallOpInterface>(op))
+        if (Operation *callee = call.resolveCallableInTable(&symbols))
+          callers[callee].push_back(call);
+    });
+    for (auto it = std::next(f.getFunctionBody().begin());
+         it != f.getFunctionBody().end(); ++it)
+      for (BlockArgument arg : it->getArguments())
+        if (isTensor(arg) && !distOf(arg))
+          undecided.insert(arg);
+  }
+  for (Operation *op : order)
+    enqueue(op);
+  while (true) {
+    while (!worklist.empty()) {
+      Operation *op = worklist.front();
+      worklist.pop_front();
+      queued.erase(op);
+      if (failed(visit(op)))
+        return failure();
+    }
+    if (undecided.empty() || !guess())
+      break;
+  }
+  finish(functions);
+  // The result must pass the check it was made for.
+  bool ok = true;
+  for (FunctionOpInterface f : functions)
+    f.getFunctionBody().walk([&](Operation *op) {
+      if (isa<DistributionRuleInterface>(op) &&
+          !isa_and_nonnull<DistDialect>(op->getDialect()) &&
+          failed(rules::verifyDistributionRule(op)))
+        ok = false;
+    });
+  return success(ok);
+}
+
+namespace {
+struct DistCompletePass
+    : public dist::impl::DistCompleteBase<DistCompletePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The functions that say something about distributions.
+    SmallVector<FunctionOpInterface> functions;
+    module.walk([&](FunctionOpInterface f) {
+      if (f.isExternal())
+        return;
+      if (f->hasAttr(DistDialect::kCompleteAttrName)) {
+        functions.push_back(f);
+        return;
+      }
+      if (!allFunctions)
+        return;
+      bool encoded = false;
+      f->walk([&](Operation *op) {
+        auto has = [](Type t) { return static_cast<bool>(getTensorDist(t)); };
+        if (llvm::any_of(op->getResultTypes(), has))
+          encoded = true;
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            if (llvm::any_of(block.getArgumentTypes(), has))
+              encoded = true;
+        return encoded ? WalkResult::interrupt() : WalkResult::advance();
+      });
+      if (encoded)
+        functions.push_back(f);
+    });
+    Completion completion(module, replicateUnknownOps);
+    if (failed(completion.run(functions)))
+      return signalPassFailure();
+    numCompleted += completion.numCompleted;
+    numReshards += completion.numReshards;
+  }
+};
+} // namespace

@@ -1,0 +1,28 @@
+// RUN: dist-opt %s --dist-complete -split-input-file -verify-diagnostics
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// An op with no rule on a distributed tensor: an error, not a replication.
+func.func @no_rule(%x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<8x8xi32> attributes {dist.complete} {
+  // expected-error @+1 {{'tensor.bitcast' op has no distribution rule, so completion cannot tell what it computes on distributed tensors}}
+  %b = tensor.bitcast %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<8x8xi32>
+  return %b : tensor<8x8xi32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Two constraints no reshard of a partial operand reconciles: the
+// contracted dim is split in one operand only.
+func.func @no_distribution(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {dist.complete} {
+  // expected-error @+1 {{'dist.matmul' op has no correct distribution}}
+  %y = dist.matmul %x, %w : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+
+// -----
+
+// The marker is for functions.
+// expected-error @+1 {{'dist.complete' marks a function}}
+module attributes {dist.complete} {
+}
+

@@ -1,0 +1,134 @@
+// RUN: dist-opt %s --dist-complete -split-input-file -verify-diagnostics | FileCheck %s
+// Completion: arguments and written encodings are the constraints; every
+// unencoded tensor of a function marked {dist.complete} gets what the rules
+// give it, and conflicts become dist.reshard ops with a remark.
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Column- then row-parallel: the hidden activation is split, the row-parallel
+// product stays partial (a later reshard can be a reduce-scatter), and the
+// result declared replicated gets a reshard after its matmul.
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: -> (tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>, tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>)
+// CHECK-NOT: dist.complete
+// CHECK-NEXT: %[[H:.*]] = dist.matmul %arg0, %arg1 : {{.*}} -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-NEXT: %[[A:.*]] = math.tanh %[[H]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul %[[A]], %arg2 : {{.*}} -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[Z:.*]] = dist.matmul %[[A]], %arg2 : {{.*}} -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Z]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK-NEXT: return %[[Y]], %[[R]]
+func.func @mlp(%x: tensor<8x16xf32>,
+               %w1: tensor<16x16xf32, #dist.tensor<#mesh, [-1, 0]>>,
+               %w2: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>) attributes {dist.complete} {
+  %h = dist.matmul %x, %w1 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [-1, 0]>> -> tensor<8x16xf32>
+  %a = math.tanh %h : tensor<8x16xf32>
+  %y = dist.matmul %a, %w2 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  // expected-remark @+1 {{completion: reshard of result #0 from [-1, -1] partial [0 : sum], which the rule of 'dist.matmul' computes, to replicated: result #0 of 'dist.matmul' is declared so}}
+  %z = dist.matmul %a, %w2 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return %y, %z : tensor<8x16xf32>, tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A nonlinear op of a partial value: the operand is completed first, and
+// what comes out replicated stays unencoded.
+// CHECK-LABEL: func.func @tanh_after_row
+// CHECK-SAME: -> tensor<8x16xf32> {
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul %arg0, %arg1 : {{.*}} -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Y]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> -> tensor<8x16xf32>
+// CHECK-NEXT: %[[A:.*]] = math.tanh %[[R]] : tensor<8x16xf32>
+// CHECK-NEXT: return %[[A]] : tensor<8x16xf32>
+func.func @tanh_after_row(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>,
+                          %w: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<8x16xf32> attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  // expected-remark @+1 {{completion: reshard of operand #0 from [-1, -1] partial [0 : sum] to replicated: 'dist.matmul' at}}
+  %a = math.tanh %y : tensor<8x16xf32>
+  return %a : tensor<8x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Backward from the loops: the init of a linalg.matmul (a fill of an empty
+// tensor) takes the distribution of the output's loops.
+// CHECK-LABEL: func.func @linalg_init
+// CHECK-SAME: -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>) -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-NEXT: linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[F]] : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>) -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+func.func @linalg_init(%x: tensor<8x16xf32>, %w: tensor<16x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<8x8xf32> attributes {dist.complete} {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x8xf32, #dist.tensor<#mesh, [-1, 0]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Through a loop: the init, the iteration argument, the yield and the
+// result carry one distribution.
+// CHECK-LABEL: func.func @loop
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>)
+// CHECK: math.tanh %{{.*}} : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: scf.yield %{{.*}} : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: math.exp %{{.*}} : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+func.func @loop(%x: tensor<8x16xf32>, %w: tensor<16x8xf32, #dist.tensor<#mesh, [-1, 0]>>, %n: index) -> tensor<8x8xf32> attributes {dist.complete} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = dist.matmul %x, %w : tensor<8x16xf32>, tensor<16x8xf32, #dist.tensor<#mesh, [-1, 0]>> -> tensor<8x8xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %h) -> (tensor<8x8xf32>) {
+    %t = math.tanh %acc : tensor<8x8xf32>
+    scf.yield %t : tensor<8x8xf32>
+  }
+  %e = math.exp %r : tensor<8x8xf32>
+  return %e : tensor<8x8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Through a call: the callee's result, completed from its body, is the
+// call's; a cast keeps its operand's distribution.
+// CHECK-LABEL: func.func private @callee
+// CHECK-SAME: -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: tensor.cast %{{.*}} : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>> to tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: tensor.empty() : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK: linalg.add {{.*}} -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-LABEL: func.func @caller
+// CHECK-NEXT: %[[R:.*]] = call @callee(%arg0) : (tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>) -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+// CHECK-NEXT: math.exp %[[R]] : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+func.func private @callee(%a: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<8x8xf32> attributes {dist.complete} {
+  %t = math.tanh %a : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>
+  %u = tensor.cast %t : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>> to tensor<8x8xf32>
+  %b = math.exp %a : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %s = linalg.add ins(%b, %b : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}
+func.func @caller(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<8x8xf32> attributes {dist.complete} {
+  %r = func.call @callee(%x) : (tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<8x8xf32>
+  %e = math.exp %r : tensor<8x8xf32>
+  return %e : tensor<8x8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A fully annotated function (no marker): its unencoded tensors are
+// replicated and completion changes nothing.
+// CHECK-LABEL: func.func @complete_already
+// CHECK-NEXT: %[[P:.*]] = dist.matmul %arg0, %arg1 : {{.*}} -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.allreduce %[[P]] {{.*}} -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK-NEXT: %[[C:.*]] = tensor.cast %[[R]] : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1]>> to tensor<8x8xf32>
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[C]] : tensor<8x8xf32>
+// CHECK-NEXT: return %[[E]] : tensor<8x8xf32>
+func.func @complete_already(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<8x8xf32> {
+  %p = dist.matmul %x, %w : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  %c = tensor.cast %r : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<8x8xf32>
+  %e = math.exp %c : tensor<8x8xf32>
+  return %e : tensor<8x8xf32>
+}
