@@ -26,3 +26,20 @@ func.func @no_distribution(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, %w
 module attributes {dist.complete} {
 }
 
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Local shapes are written: branches that hold different global tensors
+// (8x16 and 16x8) are not one value in two distributions.
+func.func @different_globals(%c: i1, %x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, %y: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> tensor<8x8xf32> attributes {dist.complete} {
+  %r = scf.if %c -> tensor<8x8xf32> {
+    %a = tensor.cast %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<8x8xf32>
+    scf.yield %a : tensor<8x8xf32>
+  } else {
+    %b = tensor.cast %y : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>> to tensor<8x8xf32>
+    // expected-error @+1 {{completion: cannot reshard [-1, 0] to [0, -1]: with the local shapes written the global shapes differ, [8, 16] and [16, 8]}}
+    scf.yield %b : tensor<8x8xf32>
+  }
+  return %r : tensor<8x8xf32>
+}

@@ -23,7 +23,7 @@ func.func @mlp(%x: tensor<8x16xf32>,
   %h = dist.matmul %x, %w1 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [-1, 0]>> -> tensor<8x16xf32>
   %a = math.tanh %h : tensor<8x16xf32>
   %y = dist.matmul %a, %w2 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
-  // expected-remark @+1 {{completion: reshard of result #0 from [-1, -1] partial [0 : sum], which the rule of 'dist.matmul' computes, to replicated: result #0 of 'dist.matmul' is declared so}}
+  // expected-remark @+1 {{completion: reshard of result #0 from [-1, -1] partial [0 : sum], which the rule of 'dist.matmul' computes, to replicated: result #0 of 'dist.matmul' is declared replicated}}
   %z = dist.matmul %a, %w2 : tensor<8x16xf32>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
   return %y, %z : tensor<8x16xf32>, tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
 }
@@ -132,3 +132,39 @@ func.func @complete_already(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, %
   %e = math.exp %c : tensor<8x8xf32>
   return %e : tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>
+// Two branches yield one global tensor split over different axes: the
+// first yield decides the result, the second gets a reshard; the block
+// argument of a cf branch takes what flows into it.
+// CHECK-LABEL: func.func @branches
+// CHECK-SAME: -> tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK: scf.if %arg0 -> (tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>)
+// CHECK: scf.yield %{{.*}} : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK: } else {
+// CHECK: %[[C:.*]] = tensor.cast %{{.*}} : tensor<4x8xf32, #dist.tensor<#{{.*}}, [1, -1]>> to tensor<4x8xf32, #dist.tensor<#{{.*}}, [1, -1]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[C]] : tensor<4x8xf32, #dist.tensor<#{{.*}}, [1, -1]>> -> tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK-NEXT: scf.yield %[[R]]
+// CHECK: ^bb1(%{{.*}}: tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>):
+// CHECK-NEXT: math.tanh %{{.*}} : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// A declaration has nothing to complete: the marker goes.
+// CHECK: func.func private @ext(tensor<8x8xf32>) -> tensor<8x8xf32>{{$}}
+func.func @branches(%c: i1, %x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>, %y: tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x8xf32> attributes {dist.complete} {
+  %r = scf.if %c -> tensor<4x8xf32> {
+    %a = math.exp %x : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+    %ac = tensor.cast %a : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<4x8xf32>
+    scf.yield %ac : tensor<4x8xf32>
+  } else {
+    %b = math.exp %y : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+    %bc = tensor.cast %b : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>> to tensor<4x8xf32>
+    // expected-remark @+1 {{completion: reshard of operand #0 from [1, -1] to [0, -1], where it goes: 'tensor.cast' at}}
+    scf.yield %bc : tensor<4x8xf32>
+  }
+  cf.br ^bb1(%r : tensor<4x8xf32>)
+^bb1(%v: tensor<4x8xf32>):
+  %t = math.tanh %v : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+func.func private @ext(tensor<8x8xf32>) -> tensor<8x8xf32> attributes {dist.complete}

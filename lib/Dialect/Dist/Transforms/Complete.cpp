@@ -63,20 +63,20 @@ static std::string describe(TensorDistAttr dist) {
   return s;
 }
 
-/// Where a value's distribution came from, for the remark at a conflict.
+/// Where a value's distribution came from, for the remark at a conflict:
+/// "'dist.matmul' at loc(...) computes [-1, 0]".
 static std::string describeOrigin(Value v, Operation *origin) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  if (origin) {
+  if (origin)
     os << "'" << origin->getName() << "' at " << origin->getLoc()
-       << " computes it";
-    return s;
-  }
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    os << "block argument #" << arg.getArgNumber() << " is declared so";
+       << " computes ";
+  else if (auto arg = dyn_cast<BlockArgument>(v))
+    os << "block argument #" << arg.getArgNumber() << " is declared ";
   else
     os << "result #" << cast<OpResult>(v).getResultNumber() << " of '"
-       << v.getDefiningOp()->getName() << "' is declared so";
+       << v.getDefiningOp()->getName() << "' is declared ";
+  os << describe(distOf(v));
   return s;
 }
 
@@ -174,6 +174,22 @@ FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
   auto target = cast<RankedTensorType>(to);
   if (!getTensorDist(from) && !getTensorDist(target))
     return v;
+  // Local shapes are written: two ends whose global shapes differ hold
+  // different tensors, which no redistribution reconciles.
+  SmallVector<int64_t> a = mesh::globalShape(from.getShape(), distOf(v));
+  SmallVector<int64_t> c =
+      mesh::globalShape(target.getShape(), getTensorDist(target));
+  if (a != c) {
+    InFlightDiagnostic diag =
+        mlir::emitError(loc, "completion: cannot reshard ")
+        << describe(distOf(v)) << " to " << describe(getTensorDist(target))
+        << ": with the local shapes written the global shapes differ, [";
+    llvm::interleaveComma(a, diag);
+    diag << "] and [";
+    llvm::interleaveComma(c, diag);
+    diag << "]";
+    return failure();
+  }
   ++numReshards;
   return ReshardOp::create(b, loc, target, v).getResult();
 }
@@ -263,9 +279,9 @@ LogicalResult Completion::visitEdge(const Edge &edge) {
     return failure();
   user->emitRemark("completion: reshard of operand #")
       << edge.use->getOperandNumber() << " from " << describe(distOf(source))
-      << " to " << describe(distOf(edge.sink)) << ": "
-      << describeOrigin(source, origins.lookup(source))
-      << ", and where it goes "
+      << " to " << describe(distOf(edge.sink))
+      << ", where it goes: " << describeOrigin(source, origins.lookup(source))
+      << ", and what it joins there: "
       << describeOrigin(edge.sink, origins.lookup(edge.sink));
   edge.use->set(*r);
   return success();
@@ -725,8 +741,11 @@ struct DistCompletePass
     // The functions that say something about distributions.
     SmallVector<FunctionOpInterface> functions;
     module.walk([&](FunctionOpInterface f) {
-      if (f.isExternal())
+      if (f.isExternal()) {
+        // Nothing in it to decide.
+        f->removeAttr(DistDialect::kCompleteAttrName);
         return;
+      }
       if (f->hasAttr(DistDialect::kCompleteAttrName)) {
         functions.push_back(f);
         return;
