@@ -168,3 +168,43 @@ func.func @branches(%c: i1, %x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>, %
   return %t : tensor<4x8xf32>
 }
 func.func private @ext(tensor<8x8xf32>) -> tensor<8x8xf32> attributes {dist.complete}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Independence from op order: one zero-filled init for two adds whose
+// operands are split differently. Each consumer gets its own copy of a
+// fresh tensor, so which one comes first does not matter; copies decided
+// alike are merged back.
+// CHECK-LABEL: func.func @ab
+// CHECK-SAME: -> (tensor<8x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>)
+// CHECK-LABEL: func.func @ba
+// CHECK-SAME: -> (tensor<8x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>)
+// CHECK-LABEL: func.func @alike
+// CHECK-COUNT-1: tensor.empty
+// CHECK-NOT: tensor.empty
+// CHECK: return
+func.func @ab(%x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, %y: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> (tensor<8x8xf32>, tensor<8x8xf32>) attributes {dist.complete} {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%c : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = linalg.add ins(%x, %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = linalg.add ins(%y, %y : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func @ba(%x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, %y: tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) -> (tensor<8x8xf32>, tensor<8x8xf32>) attributes {dist.complete} {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%c : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = linalg.add ins(%y, %y : tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [-1, 0]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = linalg.add ins(%x, %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+}
+func.func @alike(%x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> (tensor<8x8xf32>, tensor<8x8xf32>) attributes {dist.complete} {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.fill ins(%c : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = linalg.add ins(%x, %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = linalg.mul ins(%x, %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+}

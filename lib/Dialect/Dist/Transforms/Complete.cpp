@@ -22,6 +22,7 @@
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -681,7 +682,60 @@ void Completion::finish(ArrayRef<FunctionOpInterface> functions) {
   }
 }
 
+/// Whether `op` makes an unencoded tensor from nothing distributed: an empty
+/// tensor, a constant, a splat, or a fill of one of those.
+static bool isFreshTensor(Operation *op) {
+  if (op->getNumResults() != 1 || !isTensor(op->getResult(0)) ||
+      distOf(op->getResult(0)))
+    return false;
+  if (isa<tensor::EmptyOp, arith::ConstantOp, tensor::SplatOp>(op))
+    return true;
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  return fill && fill.getOutputs().size() == 1 &&
+         fill.getOutputs()[0].getDefiningOp() &&
+         isFreshTensor(fill.getOutputs()[0].getDefiningOp());
+}
+
+/// Gives every use of a fresh tensor its own copy, so that each consumer
+/// decides its distribution: which consumer came first in the program must
+/// not matter, and making a tensor costs less than resharding it.
+/// The copies are recorded as (original, copy), inits before their fills,
+/// so that the copies that come out alike are merged back afterwards.
+static void splitFreshTensors(
+    FunctionOpInterface f,
+    SmallVectorImpl<std::pair<Operation *, Operation *>> &copies) {
+  SmallVector<Operation *> fresh;
+  f.getFunctionBody().walk([&](Operation *op) {
+    if (isFreshTensor(op) && !op->getResult(0).hasOneUse() &&
+        !op->getResult(0).use_empty())
+      fresh.push_back(op);
+  });
+  for (Operation *op : fresh) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    // Program order is not use-list order: the first use keeps the original.
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      OpBuilder b(use->getOwner());
+      // A fill is cloned with its own init.
+      IRMapping map;
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        Operation *init = fill.getOutputs()[0].getDefiningOp();
+        Operation *initCopy = b.clone(*init);
+        copies.push_back({init, initCopy});
+        map.map(init->getResult(0), initCopy->getResult(0));
+      }
+      Operation *copy = b.clone(*op, map);
+      copies.push_back({op, copy});
+      use->set(copy->getResult(0));
+    }
+  }
+}
+
 LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
+  SmallVector<std::pair<Operation *, Operation *>> copies;
+  for (FunctionOpInterface f : functions)
+    splitFreshTensors(f, copies);
   for (FunctionOpInterface f : functions) {
     // Arguments are what callers pass: constraints, replicated when
     // unencoded.
@@ -718,6 +772,14 @@ LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
     if (undecided.empty() || !guess())
       break;
   }
+  // Copies of a fresh tensor that their consumers decided alike are one
+  // tensor again (a complete program comes out unchanged).
+  for (auto [original, copy] : copies)
+    if (OperationEquivalence::isEquivalentTo(
+            original, copy, OperationEquivalence::IgnoreLocations)) {
+      copy->replaceAllUsesWith(original);
+      copy->erase();
+    }
   finish(functions);
   // The result must pass the check it was made for.
   bool ok = true;
