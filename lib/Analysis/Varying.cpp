@@ -232,6 +232,16 @@ struct VaryingSolver {
                false);
       return;
     }
+    // A reshard to an unencoded tensor makes it replicated on its mesh:
+    // the same on every process of it.
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      Variation v = of(reshard.getInput());
+      if (TensorDistAttr from = getTensorDist(reshard.getInput().getType()))
+        v.drop(from.getMesh(), llvm::to_vector(llvm::seq<int64_t>(
+                                   0, from.getMesh().getRank())));
+      setValue(reshard.getResult(), v, {}, false);
+      return;
+    }
     if (auto wait = dyn_cast<WaitOp>(op)) {
       setValue(wait.getResult(), of(wait.getFuture()),
                castAwayOf(wait.getFuture()), false);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A property of the linalg rules, checked on MPI.
 
-  linalg_property.py [--seed N] [--programs K]
+  linalg_property.py [--seed N] [--programs K] [--complete] [--dump FILE]
 
 Random chains of linalg and math ops (a matmul with a randomly distributed
 weight, a transpose, exp, a scale, a sum of a value with itself, a row
@@ -12,10 +12,15 @@ when it accepts none (exp of a partial sum), the chain first completes the
 pending sums with allreduces. The programs then run on MPI, and every
 process's result, completed to the global tensor by a dist.reshard, must
 equal numpy's.
+
+With --complete, each chain keeps only its inputs' encodings and loses its
+allreduces, its function is marked {dist.complete}, and --dist-complete
+infers the rest before it runs.
 """
 import argparse
 import itertools
 import random
+import re
 import sys
 
 import numpy as np
@@ -38,12 +43,87 @@ def candidates(mesh_rank):
                 yield list(dims), {a: "sum" for a in partial}
 
 
+ENCODING = re.compile(r", #dist\.tensor<#mesh, \[[^\]]*\](?:, partial = \[[^\]]*\])?>")
+
+
+def split_types(text):
+    """`text` split at its top-level commas (types nest commas in <>)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def strip_chain(lines, sources):
+    """The chain `lines` as a program annotated on its inputs only: the
+    encodings of every value but `sources` removed, and the allreduces the
+    chain wrote dropped (completion finds where sums must be completed)."""
+    renamed, out = {}, []
+    # The type of a source whose allreduce was dropped, for its uses.
+    source_type = {}
+    for line in lines:
+        m = re.match(r"\s*(%\w+) = dist\.allreduce (%\w+) .* reduce = \w+ : (.*) -> ", line)
+        if m:
+            renamed[m.group(1)] = renamed.get(m.group(2), m.group(2))
+            if m.group(2) in sources:
+                source_type[m.group(2)] = m.group(3)
+            continue
+        for a, b in renamed.items():
+            line = re.sub(re.escape(a) + r"\b", b, line)
+        m = re.match(r"(\s*%\w+ = dist\.reshard (%\w+) : )(.*)( -> .*)", line)
+        if m:
+            t = source_type.get(m.group(2), m.group(3)) if m.group(2) in sources \
+                else ENCODING.sub("", m.group(3))
+            out.append(m.group(1) + t + m.group(4))
+            continue
+
+        def group(g):
+            names, types = g.group(2).split(" : ", 1)
+            names = [n.strip() for n in names.split(",")]
+            types = split_types(types)
+            types = [(" " + source_type[n] if n in source_type else t) if n in sources
+                     else ENCODING.sub("", t) for n, t in zip(names, types)]
+            return "\0" + g.group(1) + "(" + ", ".join(names) + " : " + ",".join(types) + ")\0"
+
+        line = re.sub(r"\b(ins|outs)\(([^()]*)\)", group, line)
+        pieces = line.split("\0")
+        # Outside the operand groups only results' types remain.
+        out.append("".join(p if i % 2 else ENCODING.sub("", p) for i, p in enumerate(pieces)))
+    return out
+
+
 class Chain(Program):
-    def __init__(self, ctx, mesh, names):
+    def __init__(self, ctx, mesh, names, complete=False):
         super().__init__(mesh, [], [N, N])
+        self.complete_mode = complete
+        self.sources, self.source_lines = set(), set()
         self.ctx = ctx
         self.head = (f"#mesh = #dist.mesh<shape = [{', '.join(map(str, mesh))}], "
                      f"names = [{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}]>\n")
+
+    def source(self, dims, partial, glob="%X"):
+        start = len(self.lines)
+        e = super().source(dims, partial, glob)
+        self.sources.add(e)
+        self.source_lines.update(range(start, len(self.lines)))
+        return e
+
+    def begin(self):
+        super().begin()
+        self.source_lines = set()
+
+    def end(self, count):
+        super().end(count)
+        if self.complete_mode:
+            f = self.functions[-1]
+            head, rest = f.split(" {\n", 1)
+            self.functions[-1] = head + " attributes {dist.complete} {\n" + rest
 
     def t(self, d):
         dims, partial = d
@@ -195,13 +275,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--programs", type=int, default=8)
+    parser.add_argument("--complete", action="store_true",
+                        help="annotate each program on its inputs only and "
+                        "let --dist-complete infer the rest")
+    parser.add_argument("--dump", help="write the last mesh's program here")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     np_rng = np.random.default_rng(args.seed)
     ctx = dist.Context()
     ok = True
     for mesh, names in (([2], ["mp"]), ([2, 2], ["dp", "mp"])):
-        prog = Chain(ctx, mesh, names)
+        prog = Chain(ctx, mesh, names, args.complete)
         prog.ops = []
         expected = []
         for _ in range(args.programs):
@@ -210,7 +294,25 @@ def main():
             W = np_rng.integers(-2, 3, size=(N, N)).astype(np.float32) / 2
             prog.emit(f"%Xg = arith.constant {dense(X)} : {prog.ttype([N, N])}")
             prog.emit(f"%Wg = arith.constant {dense(W)} : {prog.ttype([N, N])}")
+            start = len(prog.lines)
             r, want = add_case(prog, rng, X, W)
+            if args.complete:
+                chain = [(i, l) for i, l in enumerate(prog.lines) if i >= start]
+                kept = {i: l for i, l in chain if i in prog.source_lines}
+                stripped = strip_chain([l for i, l in chain if i not in kept], prog.sources)
+                it = iter(stripped)
+                # Sources stay where they were; the stripped chain (shorter
+                # by its allreduces) fills the other places in order.
+                out = []
+                for i, l in chain:
+                    if i in kept:
+                        out.append(kept[i])
+                    else:
+                        nxt = next(it, None)
+                        if nxt is not None:
+                            out.append(nxt)
+                out.extend(it)
+                prog.lines[start:] = out
             # Every process holds the whole result: count its elements off.
             plain = prog.fresh("plain")
             prog.emit(f"{plain} = tensor.cast {r} : {prog.t(([-1, -1], {}))} to {prog.ttype([N, N])}")
@@ -218,13 +320,18 @@ def main():
             prog.end(count_off(prog, plain))
             expected.append(want)
         procs = int(np.prod(mesh))
-        ranks = dist.run_on_mpi(prog.text(), procs, pass_flags="--dist-verify-distributions")
+        if args.dump:
+            open(args.dump, "w").write(prog.text())
+        flags = "--dist-complete --dist-verify-distributions" if args.complete else \
+            "--dist-verify-distributions"
+        ranks = dist.run_on_mpi(prog.text(), procs, pass_flags=flags)
         bad = [(r, i, int(c)) for r, printed in enumerate(ranks)
                for i, c in enumerate(printed[0]) if c != 0]
         for rank, i, c in bad[:10]:
             print(f"FAILED: program {i} on mesh {mesh}, rank {rank}: {c} elements differ")
         ok &= not bad
-        print(f"{'ok' if not bad else 'FAILED'}: {args.programs} random linalg programs on "
+        print(f"{'ok' if not bad else 'FAILED'}: {args.programs} random linalg programs"
+              f"{' annotated on their inputs only' if args.complete else ''} on "
               f"mesh {mesh} equal numpy ({procs} processes)")
         counts = {op: prog.ops.count(op) for op in sorted(set(prog.ops))}
         print("  made of: " + ", ".join(f"{op} {n}" for op, n in counts.items()))

@@ -400,6 +400,9 @@ LogicalResult ReshardOp::verify() {
   if (!inDist && !outDist)
     return emitOpError("needs a #dist.tensor encoding on its operand or its "
                        "result");
+  // An undecided side's global shape is not known until completion.
+  if (rules::isAwaitingCompletion(*this))
+    return success();
   if (!inDist)
     inDist = TensorDistAttr::getReplicated(outDist.getMesh(), in.getRank());
   if (!outDist)

@@ -26,6 +26,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -429,6 +430,26 @@ LogicalResult Completion::visitRuleOp(Operation *op,
         << op->getName() << "' computes, to "
         << describe(getTensorDist(declared)) << ": " << declaredWhy;
   }
+  // A destination-style op's result has its init's type: an init decided
+  // otherwise (a partial result into a replicated init) is resharded.
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    OpBuilder b(op);
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Value result = dps.getTiedOpResult(&init);
+      if (!result || !isa<RankedTensorType>(init.get().getType()) ||
+          init.get().getType() == result.getType())
+        continue;
+      FailureOr<Value> r =
+          reshard(b, op->getLoc(), init.get(), result.getType());
+      if (failed(r))
+        return failure();
+      op->emitRemark("completion: reshard of init #")
+          << init.getOperandNumber() << " from " << describe(distOf(init.get()))
+          << " to " << describe(distOf(result))
+          << ": its result is computed so, and has its init's type";
+      init.set(*r);
+    }
+  }
   return success();
 }
 
@@ -596,51 +617,102 @@ bool Completion::guessOperands(Operation *op) {
   for (Value v : op->getResults())
     if (isTensor(v) && !isUndecided(v) && distOf(v))
       known.push_back(v);
-  for (Value k : known) {
-    TensorDistAttr d = distOf(k);
-    TensorDistAttr split = d.dropPartial(d.getPartialAxes());
-    SmallVector<TensorDistAttr> c;
-    for (OpOperand &use : op->getOpOperands())
-      c.push_back(
-          isUndecided(use.get()) &&
-                  cast<RankedTensorType>(use.get().getType()).getRank() ==
-                      cast<RankedTensorType>(k.getType()).getRank()
-              ? split
-              : nullptr);
-    candidates.push_back(std::move(c));
-  }
+  // Each known value's split, then (an init that holds a partial result,
+  // a fill of the sum's zero) its split and partial axes.
+  for (bool withPartial : {false, true})
+    for (Value k : known) {
+      TensorDistAttr d = distOf(k);
+      if (withPartial && !d.isPartial())
+        continue;
+      TensorDistAttr like = withPartial ? d : d.dropPartial(d.getPartialAxes());
+      SmallVector<TensorDistAttr> c;
+      for (OpOperand &use : op->getOpOperands())
+        c.push_back(
+            isUndecided(use.get()) &&
+                    cast<RankedTensorType>(use.get().getType()).getRank() ==
+                        cast<RankedTensorType>(k.getType()).getRank()
+                ? like
+                : nullptr);
+      candidates.push_back(std::move(c));
+    }
   candidates.push_back(SmallVector<TensorDistAttr>(op->getNumOperands()));
 
-  for (ArrayRef<TensorDistAttr> c : candidates) {
-    SmallVector<Type> saved;
-    for (OpOperand *use : open) {
-      auto type = cast<RankedTensorType>(use->get().getType());
-      saved.push_back(type);
-      TensorDistAttr d = c[use->getOperandNumber()];
-      use->get().setType(
-          withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
-    }
-    ignored.clear();
-    FailureOr<SmallVector<rules::Dist>> inferred =
-        rule.inferResultDistributions(os);
-    bool accepted = succeeded(inferred);
-    for (auto [i, result] : llvm::enumerate(op->getResults()))
-      if (accepted && isTensor(result) && !isUndecided(result))
-        accepted =
-            rules::holds(distOf(result), (*inferred)[i],
-                         cast<RankedTensorType>(result.getType()).getRank());
-    // Restore, then decide for real (decide enqueues the users).
-    SmallVector<Type> chosen;
-    for (auto [use, type] : llvm::zip(open, saved)) {
-      chosen.push_back(use->get().getType());
-      use->get().setType(type);
-    }
-    if (!accepted && c.data() != candidates.back().data())
+  // First as the operands are, then with their partial sums completed, as
+  // the forward step will (a quotient by a row sum of split columns).
+  SmallVector<std::pair<Value, Type>> partials;
+  for (Value v : op->getOperands())
+    if (TensorDistAttr d = distOf(v); d && d.isPartial() && !isUndecided(v))
+      partials.push_back({v, v.getType()});
+  for (bool completed : {false, true}) {
+    if (completed && partials.empty())
       continue;
-    for (auto [use, type] : llvm::zip(open, chosen))
-      if (isUndecided(use->get()))
-        decide(use->get(), type, nullptr);
-    return true;
+    if (completed)
+      for (auto [v, type] : partials) {
+        TensorDistAttr d = distOf(v).dropPartial(distOf(v).getPartialAxes());
+        v.setType(withTensorDist(cast<RankedTensorType>(type),
+                                 d.isReplicated() ? nullptr : d));
+      }
+    auto restorePartials = [&, completed = completed] {
+      if (completed)
+        for (auto [v, type] : partials)
+          v.setType(type);
+    };
+    bool last = completed || partials.empty();
+    for (ArrayRef<TensorDistAttr> c : candidates) {
+      SmallVector<Type> saved;
+      for (OpOperand *use : open) {
+        auto type = cast<RankedTensorType>(use->get().getType());
+        saved.push_back(type);
+        TensorDistAttr d = c[use->getOperandNumber()];
+        use->get().setType(
+            withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
+      }
+      ignored.clear();
+      FailureOr<SmallVector<rules::Dist>> inferred =
+          rule.inferResultDistributions(os);
+      // An undecided init of a destination-style op has its result's type:
+      // its result's distribution, partial included, if the rule agrees.
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+          dps && succeeded(inferred)) {
+        bool retyped = false;
+        for (OpOperand *use : open) {
+          if (!dps.isDpsInit(use))
+            continue;
+          Value result = dps.getTiedOpResult(use);
+          TensorDistAttr d =
+              (*inferred)[cast<OpResult>(result).getResultNumber()].toAttr();
+          if (d && !d.isReplicated() && d != distOf(use->get())) {
+            use->get().setType(withTensorDist(
+                cast<RankedTensorType>(use->get().getType()), d));
+            retyped = true;
+          }
+        }
+        if (retyped) {
+          ignored.clear();
+          inferred = rule.inferResultDistributions(os);
+        }
+      }
+      bool accepted = succeeded(inferred);
+      for (auto [i, result] : llvm::enumerate(op->getResults()))
+        if (accepted && isTensor(result) && !isUndecided(result))
+          accepted =
+              rules::holds(distOf(result), (*inferred)[i],
+                           cast<RankedTensorType>(result.getType()).getRank());
+      // Restore, then decide for real (decide enqueues the users).
+      SmallVector<Type> chosen;
+      for (auto [use, type] : llvm::zip(open, saved)) {
+        chosen.push_back(use->get().getType());
+        use->get().setType(type);
+      }
+      if (!accepted && (!last || c.data() != candidates.back().data()))
+        continue;
+      restorePartials();
+      for (auto [use, type] : llvm::zip(open, chosen))
+        if (isUndecided(use->get()))
+          decide(use->get(), type, nullptr);
+      return true;
+    }
+    restorePartials();
   }
   return false;
 }
