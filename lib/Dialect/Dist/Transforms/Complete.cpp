@@ -114,6 +114,8 @@ private:
   LogicalResult visitEdge(const Edge &edge);
   LogicalResult visitRuleOp(Operation *op, DistributionRuleInterface rule);
   LogicalResult visitOpWithoutRule(Operation *op);
+  LogicalResult repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
+                            FailureOr<SmallVector<rules::Dist>> &inferred);
   LogicalResult visitCallResults(CallOpInterface call);
   bool guess();
   bool guessOperands(Operation *op);
@@ -196,29 +198,11 @@ FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
   return ReshardOp::create(b, loc, target, v).getResult();
 }
 
-/// The type a value of type `written` has when it holds its global tensor
-/// distributed as `dist` instead of as written; fails (with a located
-/// error) when a split dim does not divide.
-static FailureOr<RankedTensorType>
-retarget(Operation *at, RankedTensorType written, TensorDistAttr dist) {
-  if (!written.hasStaticShape()) {
-    at->emitOpError("cannot be completed: a reshard of a dynamically shaped "
-                    "tensor is not planned");
-    return failure();
-  }
-  SmallVector<int64_t> global =
-      mesh::globalShape(written.getShape(), getTensorDist(written));
-  std::optional<SmallVector<int64_t>> local = mesh::localShape(global, dist);
-  if (!local) {
-    InFlightDiagnostic diag = at->emitOpError("cannot be completed: ");
-    diag << "the global shape [";
-    llvm::interleaveComma(global, diag);
-    diag << "] does not divide as " << dist;
-    return failure();
-  }
-  RankedTensorType type = RankedTensorType::get(
-      *local, written.getElementType(), written.getEncoding());
-  return withTensorDist(type, dist && !dist.isReplicated() ? dist : nullptr);
+/// `type` with encoding `dist`, unencoded when `dist` is replicated (the
+/// local shape, which the ops were verified with, stays).
+static RankedTensorType withDist(Type type, TensorDistAttr dist) {
+  return withTensorDist(cast<RankedTensorType>(type),
+                        dist && !dist.isReplicated() ? dist : nullptr);
 }
 
 void Completion::collectEdges(Operation *op, SmallVectorImpl<Edge> &edges) {
@@ -336,6 +320,85 @@ static bool hasPartialOperand(Operation *op) {
   });
 }
 
+/// A linalg op that reduces over a split loop into an init that is
+/// neither partial nor the reduction's identity (a replicated accumulator)
+/// would count the init once per process: the init is resharded to the
+/// output loops' split, partial over the split reduction loops (a local
+/// make_partial: one process keeps it). The kind is the first of sum, max
+/// and min that the rule accepts (it reads the combiner from the region).
+LogicalResult
+Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
+                        FailureOr<SmallVector<rules::Dist>> &inferred) {
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
+  if (failed(mesh) || !*mesh || op.getNumDpsInits() == 0)
+    return success();
+  // The loops' axes from the inputs.
+  SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    TensorDistAttr d = distOf(in->get());
+    if (!d)
+      continue;
+    for (auto [dim, e] :
+         llvm::enumerate(maps[in->getOperandNumber()].getResults()))
+      if (auto loop = dyn_cast<AffineDimExpr>(e))
+        if (d.getMeshAxis(dim) >= 0)
+          loopAxis[loop.getPosition()] = d.getMeshAxis(dim);
+  }
+  OpBuilder b(op);
+  for (ReductionKind kind :
+       {ReductionKind::Sum, ReductionKind::Max, ReductionKind::Min}) {
+    SmallVector<std::pair<OpOperand *, Value>> undo;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      AffineMap map = maps[init.getOperandNumber()];
+      SmallVector<int64_t> dims;
+      llvm::SmallDenseSet<unsigned> output;
+      for (AffineExpr e : map.getResults()) {
+        auto loop = dyn_cast<AffineDimExpr>(e);
+        dims.push_back(loop ? loopAxis[loop.getPosition()] : -1);
+        if (loop)
+          output.insert(loop.getPosition());
+      }
+      SmallVector<std::pair<int64_t, ReductionKind>> partial;
+      for (auto [loop, axis] : llvm::enumerate(loopAxis))
+        if (axis >= 0 && !output.contains(loop))
+          partial.push_back({axis, kind});
+      llvm::sort(partial, llvm::less_first());
+      TensorDistAttr to = TensorDistAttr::get(*mesh, dims, partial);
+      if (partial.empty() || to == distOf(init.get()))
+        continue;
+      FailureOr<Value> r = reshard(b, op.getLoc(), init.get(),
+                                   withDist(init.get().getType(), to));
+      if (failed(r))
+        return failure();
+      undo.push_back({&init, init.get()});
+      init.set(*r);
+    }
+    if (undo.empty())
+      return success();
+    ignored.clear();
+    inferred = rule.inferResultDistributions(os);
+    if (succeeded(inferred)) {
+      for (auto [init, old] : undo)
+        op->emitRemark("completion: reshard of init #")
+            << init->getOperandNumber() << " from " << describe(distOf(old))
+            << " to " << describe(distOf(init->get()))
+            << ": the op reduces over a split loop into it, and "
+            << describeOrigin(old, origins.lookup(old));
+      return success();
+    }
+    for (auto [init, old] : undo) {
+      Operation *r = init->get().getDefiningOp();
+      init->set(old);
+      r->erase();
+      --numReshards;
+    }
+  }
+  return success();
+}
+
 LogicalResult Completion::visitRuleOp(Operation *op,
                                       DistributionRuleInterface rule) {
   if (!llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
@@ -354,12 +417,9 @@ LogicalResult Completion::visitRuleOp(Operation *op,
       TensorDistAttr d = distOf(use.get());
       if (!d || !d.isPartial())
         continue;
-      TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
-      FailureOr<RankedTensorType> to =
-          retarget(op, cast<RankedTensorType>(use.get().getType()), complete);
-      if (failed(to))
-        return failure();
-      FailureOr<Value> r = reshard(b, op->getLoc(), use.get(), *to);
+      FailureOr<Value> r = reshard(
+          b, op->getLoc(), use.get(),
+          withDist(use.get().getType(), d.dropPartial(d.getPartialAxes())));
       if (failed(r))
         return failure();
       undo.push_back({&use, use.get()});
@@ -386,6 +446,10 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     }
   }
   if (failed(inferred))
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      if (failed(repairInits(linalgOp, rule, inferred)))
+        return failure();
+  if (failed(inferred))
     return op->emitOpError("has no correct distribution: ") << why;
 
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
@@ -409,15 +473,12 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     if (rules::holds(distOf(result), computed, type.getRank()))
       continue;
     // Declared (or decided from its uses) otherwise: the op computes what
-    // its rule says, and a reshard after it gives the rest the declared
-    // distribution.
+    // its rule says, in the local shape it was verified with, and a
+    // reshard after it gives the rest the declared distribution (of the
+    // same global tensor, or reshard says why not).
     Type declared = result.getType();
-    FailureOr<RankedTensorType> computedType =
-        retarget(op, cast<RankedTensorType>(declared), attr);
-    if (failed(computedType))
-      return failure();
     std::string declaredWhy = describeOrigin(result, origins.lookup(result));
-    result.setType(*computedType);
+    result.setType(withDist(declared, attr));
     origins[result] = op;
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
@@ -482,21 +543,29 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
     return op->emitOpError(
         "has no distribution rule, so completion cannot tell what it "
         "computes on distributed tensors (--dist-complete="
-        "\"replicate-unknown-ops=true\" replicates its operands)");
+        "\"replicate-unknown-ops=true\" completes its partial operands)");
+  // Its types are written for the local shapes it is given: a split
+  // operand gathered would not fit them, a partial one completed does.
+  for (Value v : op->getOperands())
+    if (TensorDistAttr d = distOf(v);
+        d && !d.dropPartial(d.getPartialAxes()).isReplicated())
+      return op->emitOpError("has no distribution rule and takes a split "
+                             "tensor (")
+             << describe(d)
+             << "): replicating it would change the local shape the op is "
+                "written for";
   OpBuilder b(op);
   for (OpOperand &use : op->getOpOperands()) {
     if (!distributed(use.get()))
       continue;
     auto from = cast<RankedTensorType>(use.get().getType());
-    FailureOr<RankedTensorType> to = retarget(op, from, nullptr);
-    if (failed(to))
-      return failure();
-    FailureOr<Value> r = reshard(b, op->getLoc(), use.get(), *to);
+    FailureOr<Value> r =
+        reshard(b, op->getLoc(), use.get(), withDist(from, nullptr));
     if (failed(r))
       return failure();
     op->emitRemark("completion: '")
         << op->getName() << "' has no distribution rule: operand #"
-        << use.getOperandNumber() << " replicated from "
+        << use.getOperandNumber() << " completed from "
         << describe(getTensorDist(from));
     use.set(*r);
   }

@@ -253,17 +253,20 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     than its result declares, before an op that needs a partial operand
     complete (a nonlinear op, an addition of a partial and a replicated
     value), and on an edge whose two ends differ. `--dist-lower-reshard`
-    turns them into collectives. An op with no rule on a distributed
-    tensor is an error; with `replicate-unknown-ops` its operands are
-    resharded to replicated instead, with a remark.
+    turns them into collectives. Local shapes are written, so the two
+    sides of a reshard must hold one global tensor; otherwise it is an
+    error at the conflict. An op with no rule on a distributed tensor is
+    an error; with `replicate-unknown-ops` its partial operands are
+    completed instead, with a remark (a split one stays an error: the op's
+    types are written for the shard it is given).
   }];
   let options = [
     Option<"allFunctions", "all-functions", "bool", "false",
            "Complete every function with an encoded tensor as if it were "
            "marked {dist.complete} (a complete program comes out unchanged)">,
     Option<"replicateUnknownOps", "replicate-unknown-ops", "bool", "false",
-           "Replicate the operands of ops without a distribution rule "
-           "instead of failing">,
+           "Complete the partial operands of ops without a distribution "
+           "rule instead of failing">,
   ];
   let statistics = [
     Statistic<"numCompleted", "num-completed",

@@ -1,0 +1,93 @@
+// RUN: dist-opt %s --dist-complete -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: dist-opt %s --dist-complete --dist-lower-reshard -split-input-file 2>/dev/null | FileCheck %s --check-prefix=LOWERED
+// Where completion puts a reshard when two constraints disagree, and the
+// remark that says which two.
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Megatron's residual: a row-parallel product (partial) plus the replicated
+// residual. A partial addend would be counted once per process, so the
+// product is completed right before the addition: an allreduce.
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Y]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> -> tensor<8x16xf32>
+// CHECK-NEXT: arith.addf %[[R]], %arg2 : tensor<8x16xf32>
+// LOWERED-LABEL: func.func @residual
+// LOWERED: dist.allreduce %{{.*}} on #{{.*}} axes = [0] reduce = sum
+// LOWERED: arith.addf
+func.func @residual(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>, %r: tensor<8x16xf32>) -> tensor<8x16xf32> attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  // expected-remark @+1 {{completion: reshard of operand #0 from [-1, -1] partial [0 : sum] to replicated: 'dist.matmul' at}}
+  %s = arith.addf %y, %r : tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Two partial sums added stay partial: no reshard, one allreduce later if
+// ever.
+// CHECK-LABEL: func.func @partial_sum
+// CHECK-NOT: dist.reshard
+// CHECK: arith.addf {{.*}} : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+func.func @partial_sum(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<8x16xf32> attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %z = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %s = arith.addf %y, %z : tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>
+// A result declared split over another axis than its rule computes (the
+// same global tensor): the op keeps what it computes, and a reshard after
+// it gives its users the declared distribution.
+// CHECK-LABEL: func.func @declared_axis
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul %arg0, %arg1 : {{.*}} -> tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Y]] : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>> -> tensor<4x8xf32, #dist.tensor<#{{.*}}, [1, -1]>>
+// CHECK-NEXT: math.exp %[[R]]
+func.func @declared_axis(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>, %w: tensor<8x8xf32>) -> tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>> attributes {dist.complete} {
+  // expected-remark @+1 {{completion: reshard of result #0 from [0, -1], which the rule of 'dist.matmul' computes, to [1, -1]: result #0 of 'dist.matmul' is declared [1, -1]}}
+  %y = dist.matmul %x, %w : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32> -> tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+  %e = math.exp %y : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %e : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A call whose callee takes its argument replicated: the caller's split
+// value is gathered right before the call, not where it was made.
+// CHECK-LABEL: func.func @caller
+// CHECK-NEXT: %[[E:.*]] = math.exp %arg0 : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[E]] : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[E]] : tensor<4x8xf32, #dist.tensor<#{{.*}}, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK-NEXT: call @callee(%[[R]])
+func.func private @callee(%a: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> {
+  return %a : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+}
+func.func @caller(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> (tensor<4x8xf32>, tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) attributes {dist.complete} {
+  %e = math.exp %x : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  %t = math.tanh %e : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  %g = dist.reshard %e : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  %c = func.call @callee(%g) : (tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  %u = tensor.cast %t : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<4x8xf32>
+  return %u, %c : tensor<4x8xf32>, tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A destination-style op whose result is partial (a contraction over the
+// split dim) into an init that another constraint made replicated: the
+// init is resharded to the result's type (a local make_partial).
+// CHECK-LABEL: func.func @init_conflict
+// CHECK: %[[I:.*]] = dist.reshard %arg2 : tensor<8x8xf32> -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[I]] : tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>)
+// LOWERED-LABEL: func.func @init_conflict
+// LOWERED: dist.make_partial
+func.func @init_conflict(%x: tensor<8x4xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>, %z: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {dist.complete} {
+  // expected-remark @+1 {{completion: reshard of init #2 from replicated to [-1, -1] partial [0 : sum]}}
+  %m = linalg.matmul ins(%x, %w : tensor<8x4xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}
