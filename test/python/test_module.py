@@ -303,3 +303,35 @@ def test_linalg_rules(ctx):
     assert "'linalg.matmul' op result #0 is declared" in d.message
     assert "partial = [0 : sum]" in d.message
     assert "insert dist.allreduce ... axes = [0] reduce = sum" in d.message
+
+
+MARKED = """
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @f(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>,
+             %w: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>)
+    -> tensor<8x16xf32> attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>,
+      tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %t = math.tanh %y : tensor<8x16xf32>
+  return %t : tensor<8x16xf32>
+}
+"""
+
+
+def test_completion(ctx):
+    # A function marked for completion is not taken for complete by the
+    # check; completion decides it, says where it resharded, and the result
+    # passes the check.
+    m = dist.Module.parse(MARKED, filename="c.mlir", context=ctx)
+    with pytest.raises(dist.DiagnosticError) as info:
+        m.verify_distributions()
+    assert "is marked 'dist.complete'" in info.value.diagnostics[0].message
+    [r] = m.run("dist-complete")
+    assert (r.severity, r.file, r.line) == ("remark", "c.mlir", 8)
+    assert "reshard of operand #0 from [-1, -1] partial [0 : sum]" in r.message
+    text = str(m)
+    assert "dist.complete" not in text
+    assert "partial = [0 : sum]>> -> tensor<8x16xf32>" in text
+    m.verify_distributions()
+    m.run("dist-lower-reshard")
+    assert [op.name for op in m.walk()].count("dist.allreduce") == 1
