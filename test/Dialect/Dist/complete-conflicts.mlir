@@ -91,3 +91,34 @@ func.func @init_conflict(%x: tensor<8x4xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: 
   %m = linalg.matmul ins(%x, %w : tensor<8x4xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %m : tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// The partial sum a nonlinear op needs complete is completed where the
+// tensor is smallest on the way back through ops that pass the sum on,
+// the earliest on a tie: right after the row-parallel product here (the
+// scale takes the complete value), and after the slice below (a quarter of
+// the bytes).
+// CHECK-LABEL: func.func @hoisted
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Y]] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> -> tensor<8x16xf32>
+// CHECK-NEXT: %[[S:.*]] = dist.scale %[[R]] by 5.000000e-01 : tensor<8x16xf32>
+// CHECK-NEXT: math.tanh %[[S]] : tensor<8x16xf32>
+// CHECK-NEXT: %[[Z:.*]] = dist.matmul
+// CHECK-NEXT: %[[T:.*]] = dist.scale %[[Z]] by 5.000000e-01 : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[C:.*]] = tensor.extract_slice %[[T]][0, 0] [8, 4] [1, 1] : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> to tensor<8x4xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[Q:.*]] = dist.reshard %[[C]]
+// CHECK-NEXT: math.tanh %[[Q]] : tensor<8x4xf32>
+func.func @hoisted(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> (tensor<8x16xf32>, tensor<8x4xf32>) attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %s = dist.scale %y by 0.5 : tensor<8x16xf32>
+  // expected-remark @+1 {{completion: reshard of operand #0 from [-1, -1] partial [0 : sum] to replicated: 'dist.scale' at}}
+  %t = math.tanh %s : tensor<8x16xf32>
+  %z = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %u = dist.scale %z by 0.5 : tensor<8x16xf32>
+  %c = tensor.extract_slice %u[0, 0] [8, 4] [1, 1] : tensor<8x16xf32> to tensor<8x4xf32>
+  // expected-remark @+1 {{completion: reshard of operand #0 from [-1, -1] partial [0 : sum] to replicated: 'tensor.extract_slice' at}}
+  %v = math.tanh %c : tensor<8x4xf32>
+  return %t, %v : tensor<8x16xf32>, tensor<8x4xf32>
+}

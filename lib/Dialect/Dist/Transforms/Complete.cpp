@@ -114,6 +114,7 @@ private:
   LogicalResult visitEdge(const Edge &edge);
   LogicalResult visitRuleOp(Operation *op, DistributionRuleInterface rule);
   LogicalResult visitOpWithoutRule(Operation *op);
+  Operation *hoistCompletion(OpOperand &use);
   LogicalResult repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
                             FailureOr<SmallVector<rules::Dist>> &inferred);
   LogicalResult visitCallResults(CallOpInterface call);
@@ -320,6 +321,88 @@ static bool hasPartialOperand(Operation *op) {
   });
 }
 
+/// `use` takes a reshard that completes a partial value. When that value
+/// comes through ops completion decided that pass the partial sum on (a
+/// dropout, a scale: each with one use, computing the complete value from
+/// a complete operand), the sum is completed where the tensor is smallest
+/// on the way, the earliest on a tie (right after a row-parallel product,
+/// as Megatron does), and the ops between take the complete value. Returns
+/// the op the reshard now follows, or null when it stays.
+Operation *Completion::hoistCompletion(OpOperand &use) {
+  auto reshardOp = use.get().getDefiningOp<ReshardOp>();
+  if (!reshardOp)
+    return nullptr;
+  auto completeOf = [](Value v) {
+    TensorDistAttr d = distOf(v);
+    return withDist(v.getType(), d ? d.dropPartial(d.getPartialAxes()) : d);
+  };
+  // The chain back from the partial value, latest first.
+  SmallVector<Value> chain{reshardOp.getInput()};
+  while (true) {
+    Value cur = chain.back();
+    Operation *def = cur.getDefiningOp();
+    auto rule = dyn_cast_or_null<DistributionRuleInterface>(def);
+    if (!rule || origins.lookup(cur) != def || !cur.hasOneUse() ||
+        def->getNumResults() != 1 || def->getNumRegions())
+      break;
+    SmallVector<Value> partialOperands;
+    for (Value v : def->getOperands())
+      if (TensorDistAttr d = distOf(v); d && d.isPartial())
+        partialOperands.push_back(v);
+    if (partialOperands.size() != 1 ||
+        distOf(partialOperands[0]).getPartials() != distOf(cur).getPartials())
+      break;
+    Value in = partialOperands[0];
+    Type saved = in.getType();
+    in.setType(completeOf(in));
+    std::string ignored;
+    llvm::raw_string_ostream os(ignored);
+    FailureOr<SmallVector<rules::Dist>> inferred =
+        rule.inferResultDistributions(os);
+    in.setType(saved);
+    auto type = cast<RankedTensorType>(cur.getType());
+    TensorDistAttr want = getTensorDist(completeOf(cur));
+    if (failed(inferred) ||
+        !rules::holds(want, inferred->front(), type.getRank()))
+      break;
+    chain.push_back(in);
+  }
+  // The smallest, the earliest on a tie.
+  Value best = chain.front();
+  std::optional<int64_t> bestBytes =
+      CostModel::tensorBytes(cast<RankedTensorType>(best.getType()));
+  for (Value v : llvm::drop_begin(chain)) {
+    std::optional<int64_t> bytes =
+        CostModel::tensorBytes(cast<RankedTensorType>(v.getType()));
+    if (bytes && (!bestBytes || *bytes <= *bestBytes)) {
+      best = v;
+      bestBytes = bytes;
+    }
+  }
+  if (best == chain.front())
+    return nullptr;
+  // `best` is completed where its one chain user takes it; the values
+  // after it hold the complete sum.
+  Value old = chain.front();
+  OpOperand *firstUse = nullptr;
+  for (OpOperand &u : best.getUses())
+    if (llvm::is_contained(chain, u.getOwner()->getResult(0)))
+      firstUse = &u;
+  if (!firstUse)
+    return nullptr;
+  for (Value v : chain) {
+    if (v == best)
+      break;
+    v.setType(completeOf(v));
+  }
+  reshardOp->moveBefore(firstUse->getOwner());
+  reshardOp->setOperand(0, best);
+  reshardOp.getResult().setType(cast<RankedTensorType>(completeOf(best)));
+  firstUse->set(reshardOp.getResult());
+  use.set(old);
+  return best.getDefiningOp() ? best.getDefiningOp() : reshardOp.getOperation();
+}
+
 /// A linalg op that reduces over a split loop into an init that is
 /// neither partial nor the reduction's identity (a replicated accumulator)
 /// would count the init once per process: the init is resharded to the
@@ -437,12 +520,18 @@ LogicalResult Completion::visitRuleOp(Operation *op,
       }
       why = first;
     } else {
-      for (auto [use, old] : undo)
-        op->emitRemark("completion: reshard of operand #")
+      for (auto [use, old] : undo) {
+        InFlightDiagnostic remark =
+            op->emitRemark("completion: reshard of operand #")
             << use->getOperandNumber() << " from " << describe(distOf(old))
             << " to " << describe(distOf(use->get())) << ": "
             << describeOrigin(old, origins.lookup(old)) << ", and '"
             << op->getName() << "' needs it complete (" << first << ")";
+        if (Operation *at = hoistCompletion(*use))
+          remark << "; completed after '" << at->getName() << "' at "
+                 << at->getLoc()
+                 << ", where the ops between pass the partial sum on";
+      }
     }
   }
   if (failed(inferred))
