@@ -208,3 +208,62 @@ func.func @alike(%x: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> (tensor<8
   %b = linalg.mul ins(%x, %x : tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>) outs(%z : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A non-splat constant takes its consumer's split (each process adds it to
+// its shard, as the program says); a zero constant on one branch of a cf
+// diamond takes the other branch's; scf.while carries one distribution
+// around; a recursive call terminates; f16 with dynamic dims and bf16 pass.
+// CHECK-LABEL: func.func @constant
+// CHECK: arith.constant dense<[1, 2, 3, 4]> : tensor<4xi64, #dist.tensor<#{{.*}}, [0]>>
+// CHECK-LABEL: func.func @diamond
+// CHECK: arith.constant dense<0.000000e+00> : tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>
+// CHECK: ^bb3(%{{.*}}: tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>):
+// CHECK-LABEL: func.func @rec
+// CHECK-SAME: -> tensor<4xf32> {
+// CHECK-LABEL: func.func @while
+// CHECK: scf.while (%{{.*}} = %{{.*}}) : (tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>) -> tensor<4xf32, #dist.tensor<#{{.*}}, [0]>>
+// CHECK-LABEL: func.func @dyn
+// CHECK: dist.reshard %{{.*}} : tensor<?x16xf16, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>> -> tensor<?x16xf16>
+func.func @constant(%x: tensor<4xi64, #dist.tensor<#mesh, [0]>>) -> tensor<4xi64> attributes {dist.complete} {
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %e = tensor.empty() : tensor<4xi64>
+  %a = linalg.add ins(%x, %c : tensor<4xi64, #dist.tensor<#mesh, [0]>>, tensor<4xi64>) outs(%e : tensor<4xi64>) -> tensor<4xi64>
+  return %a : tensor<4xi64>
+}
+func.func @diamond(%c: i1, %x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) -> tensor<4xf32> attributes {dist.complete} {
+  cf.cond_br %c, ^a, ^b
+^a:
+  %e = math.exp %x : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  %ec = tensor.cast %e : tensor<4xf32, #dist.tensor<#mesh, [0]>> to tensor<4xf32>
+  cf.br ^c(%ec : tensor<4xf32>)
+^b:
+  %z = arith.constant dense<0.0> : tensor<4xf32>
+  cf.br ^c(%z : tensor<4xf32>)
+^c(%v: tensor<4xf32>):
+  return %v : tensor<4xf32>
+}
+func.func @rec(%x: tensor<4xf32>) -> tensor<4xf32> attributes {dist.complete} {
+  %r = func.call @rec(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @while(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>, %n: i1) -> tensor<4xf32> attributes {dist.complete} {
+  %xc = tensor.cast %x : tensor<4xf32, #dist.tensor<#mesh, [0]>> to tensor<4xf32>
+  %r = scf.while (%a = %xc) : (tensor<4xf32>) -> tensor<4xf32> {
+    scf.condition(%n) %a : tensor<4xf32>
+  } do {
+  ^bb0(%b: tensor<4xf32>):
+    %e = math.exp %b : tensor<4xf32>
+    scf.yield %e : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+func.func @dyn(%x: tensor<?x16xf16, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<16x16xf16, #dist.tensor<#mesh, [0, -1]>>, %r: tensor<?x16xf16>, %b: tensor<4xbf16, #dist.tensor<#mesh, [0]>>) -> tensor<?x16xf16> attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<?x16xf16, #dist.tensor<#mesh, [-1, 0]>>, tensor<16x16xf16, #dist.tensor<#mesh, [0, -1]>> -> tensor<?x16xf16>
+  // expected-remark @+1 {{completion: reshard of operand #0}}
+  %s = arith.addf %y, %r : tensor<?x16xf16>
+  %e = math.exp %b : tensor<4xbf16, #dist.tensor<#mesh, [0]>>
+  return %s : tensor<?x16xf16>
+}
