@@ -43,3 +43,25 @@ func.func @different_globals(%c: i1, %x: tensor<8x8xf32, #dist.tensor<#mesh, [0,
   }
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// A collective is checked once completion has decided its operand: an
+// all-to-all of a replicated tensor has no split to move.
+func.func @collective(%x: tensor<8x8xf32>) -> tensor<8x4xf32> attributes {dist.complete} {
+  %e = math.exp %x : tensor<8x8xf32>
+  // expected-error @+1 {{'dist.all_to_all' op needs a #dist.tensor encoding on its operand and its result: they say what it redistributes}}
+  %a = dist.all_to_all %e on #mesh axes = [0] : tensor<8x8xf32> -> tensor<8x4xf32>
+  return %a : tensor<8x4xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Its mesh axes are checked at once: completion reads them.
+func.func @collective_axes(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {dist.complete} {
+  // expected-error @+1 {{'dist.allreduce' op mesh axis 3 is out of range for a mesh of rank 1}}
+  %a = dist.allreduce %x on #mesh axes = [3] reduce = sum : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %a : tensor<8x8xf32>
+}

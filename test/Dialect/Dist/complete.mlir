@@ -267,3 +267,27 @@ func.func @dyn(%x: tensor<?x16xf16, #dist.tensor<#mesh, [-1, 0]>>, %w: tensor<16
   %e = math.exp %b : tensor<4xbf16, #dist.tensor<#mesh, [0]>>
   return %s : tensor<?x16xf16>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>
+// Collectives written without encodings: each makes of its operand's
+// distribution what it does; the written local shapes say where a
+// reduce-scatter, slice or all-to-all puts its split.
+// CHECK-LABEL: func.func @collectives
+// CHECK: dist.allreduce %{{.*}} on #{{.*}} axes = [1] reduce = sum : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [1 : sum]>> -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK: dist.reduce_scatter %{{.*}} on #{{.*}} axes = [1] reduce = sum : tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [1 : sum]>> -> tensor<4x16xf32, #dist.tensor<#{{.*}}, [1, -1]>>
+// CHECK: dist.all_gather %arg2 on #{{.*}} axes = [0] : tensor<4x16xf32, #dist.tensor<#{{.*}}, [0, -1]>> -> tensor<8x16xf32, #dist.tensor<#{{.*}}, [-1, -1]>>
+// CHECK: dist.all_to_all %{{.*}} on #{{.*}} axes = [0] : tensor<4x16xf32, #dist.tensor<#{{.*}}, [0, -1]>> -> tensor<8x8xf32, #dist.tensor<#{{.*}}, [-1, 0]>>
+func.func @collectives(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 1]>>, %w: tensor<16x16xf32, #dist.tensor<#mesh, [1, -1]>>, %s: tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>)
+    -> (tensor<8x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>) attributes {dist.complete} {
+  %y = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<16x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<8x16xf32>
+  %r = dist.allreduce %y on #mesh axes = [1] reduce = sum : tensor<8x16xf32> -> tensor<8x16xf32>
+  %t = math.tanh %r : tensor<8x16xf32>
+  %z = dist.matmul %x, %w : tensor<8x16xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<16x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<8x16xf32>
+  %rs = dist.reduce_scatter %z on #mesh axes = [1] reduce = sum : tensor<8x16xf32> -> tensor<4x16xf32>
+  %g = dist.all_gather %s on #mesh axes = [0] : tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<8x16xf32>
+  %sc = tensor.cast %s : tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<4x16xf32>
+  %a = dist.all_to_all %sc on #mesh axes = [0] : tensor<4x16xf32> -> tensor<8x8xf32>
+  return %t, %rs, %g, %a : tensor<8x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>
+}

@@ -77,6 +77,17 @@ static LogicalResult verifyMeshAxes(Operation *op, MeshAttr mesh,
   return success();
 }
 
+/// In a function completion has yet to decide (`dist.complete`), a
+/// collective with an undecided (unencoded) tensor is checked once
+/// --dist-complete has decided it; its mesh axes are checked now, as
+/// completion reads them.
+template <typename OpT>
+static std::optional<LogicalResult> verifyAwaitingCompletion(OpT op) {
+  if (!rules::isAwaitingCompletion(op))
+    return std::nullopt;
+  return verifyMeshAxes(op, op.getMesh(), op.getAxes());
+}
+
 /// A tensor encoding, when present, must be on the op's mesh.
 static LogicalResult verifyOnMesh(Operation *op, TensorDistAttr dist,
                                   MeshAttr mesh, StringRef what) {
@@ -165,6 +176,8 @@ static LogicalResult verifyOneElement(Operation *op, RankedTensorType type,
 // future's wait) every time.
 
 LogicalResult AllReduceOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
     return failure();
   return verifyAsync(*this);
@@ -201,6 +214,8 @@ LogicalResult AllReduceOp::verifySignature() {
 }
 
 LogicalResult BroadcastOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
     return failure();
   return verifyAsync(*this);
@@ -229,6 +244,8 @@ LogicalResult BroadcastOp::verifySignature() {
 }
 
 LogicalResult CIdentityOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] {
         if (failed(verifyCollectiveTypes(*this)))
           return failure();
@@ -302,6 +319,8 @@ static bool reducesPartial(ReductionKind kind, ReductionKind pending) {
 }
 
 LogicalResult AllGatherOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
     return failure();
   return verifyAsync(*this);
@@ -318,6 +337,8 @@ LogicalResult AllGatherOp::verifySignature() {
 }
 
 LogicalResult ReduceScatterOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
     return failure();
   return verifyAsync(*this);
@@ -337,6 +358,8 @@ LogicalResult ReduceScatterOp::verifySignature() {
 }
 
 LogicalResult AllToAllOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : verifyAsync(*this);
   if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
     return failure();
   return verifyAsync(*this);
@@ -356,6 +379,8 @@ LogicalResult AllToAllOp::verifySignature() {
 }
 
 LogicalResult AllSliceOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : success();
   return checkOncePerSignature(*this, [&] { return verifySignature(); });
 }
 
@@ -378,6 +403,8 @@ OpFoldResult AllSliceOp::fold(FoldAdaptor) {
 }
 
 LogicalResult MakePartialOp::verify() {
+  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
+    return failed(*r) ? failure() : success();
   return checkOncePerSignature(*this, [&] { return verifySignature(); });
 }
 

@@ -664,6 +664,102 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
   return success();
 }
 
+/// The dims a split over `axes` lands on: those whose written local size
+/// the op shrinks, in order, one per axis; none when they do not match.
+static std::optional<SmallVector<int64_t>>
+splitDims(RankedTensorType in, RankedTensorType out, ArrayRef<int64_t> axes) {
+  if (in.getRank() != out.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (!in.isDynamicDim(d) && !out.isDynamicDim(d) &&
+        out.getDimSize(d) < in.getDimSize(d))
+      dims.push_back(d);
+  if (dims.size() != axes.size())
+    return std::nullopt;
+  return dims;
+}
+
+/// What a synchronous collective in a function being completed makes of
+/// its operand's distribution; its written local shapes say where a split
+/// lands. None when that cannot be told (the verifier says why once the
+/// marker is gone).
+static std::optional<TensorDistAttr> collectiveResultDist(Operation *op) {
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out)
+    return std::nullopt;
+  MeshAttr mesh;
+  ArrayRef<int64_t> axes;
+  if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
+    mesh = c.getMesh();
+    axes = c.getAxes();
+  } else if (auto s = dyn_cast<AllSliceOp>(op)) {
+    mesh = s.getMesh();
+    axes = s.getAxes();
+  } else if (auto p = dyn_cast<MakePartialOp>(op)) {
+    mesh = p.getMesh();
+    axes = p.getAxes();
+  } else {
+    return std::nullopt;
+  }
+  TensorDistAttr from = getTensorDist(in);
+  if (!from)
+    from = TensorDistAttr::getReplicated(mesh, in.getRank());
+  if (from.getMesh() != mesh ||
+      static_cast<int64_t>(from.getDimsMapping().size()) != in.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> dims(from.getDimsMapping());
+  SmallVector<std::pair<int64_t, ReductionKind>> partial = from.getPartials();
+  auto dropPartial = [&] {
+    llvm::erase_if(partial,
+                   [&](auto p) { return llvm::is_contained(axes, p.first); });
+  };
+  auto splitOver = [&]() -> bool {
+    std::optional<SmallVector<int64_t>> at = splitDims(in, out, axes);
+    if (!at)
+      return false;
+    for (auto [d, axis] : llvm::zip(*at, axes))
+      dims[d] = axis;
+    return true;
+  };
+  bool ok = true;
+  if (isa<AllReduceOp>(op)) {
+    dropPartial();
+  } else if (isa<AllGatherOp>(op)) {
+    for (int64_t &a : dims)
+      if (llvm::is_contained(axes, a))
+        a = -1;
+  } else if (isa<ReduceScatterOp>(op)) {
+    dropPartial();
+    ok = splitOver();
+  } else if (isa<AllSliceOp>(op)) {
+    ok = splitOver();
+  } else if (isa<AllToAllOp>(op)) {
+    for (int64_t &a : dims)
+      if (llvm::is_contained(axes, a))
+        a = -1;
+    ok = splitOver();
+  } else if (auto p = dyn_cast<MakePartialOp>(op)) {
+    for (int64_t axis : axes)
+      partial.push_back({axis, p.getKind()});
+    llvm::sort(partial, llvm::less_first());
+  } else if (!isa<BroadcastOp, CIdentityOp>(op)) {
+    return std::nullopt;
+  }
+  if (!ok)
+    return std::nullopt;
+  // One use per axis: a dim's split or a pending reduction.
+  llvm::SmallDenseSet<int64_t> used;
+  for (int64_t a : dims)
+    if (a >= 0 && (a >= mesh.getRank() || !used.insert(a).second))
+      return std::nullopt;
+  for (auto [a, kind] : partial)
+    if (a < 0 || a >= mesh.getRank() || !used.insert(a).second)
+      return std::nullopt;
+  return TensorDistAttr::get(mesh, dims, partial);
+}
+
 LogicalResult Completion::visit(Operation *op) {
   SmallVector<Edge> edges;
   collectEdges(op, edges);
@@ -685,6 +781,19 @@ LogicalResult Completion::visit(Operation *op) {
              withTensorDist(type, d && !d.isReplicated() ? d : nullptr), op);
     return success();
   }
+  // A collective makes of its operand's distribution what it does.
+  if (op->getNumResults() == 1 && isUndecided(op->getResult(0)) &&
+      op->getNumOperands() && isKnown(op->getOperand(0)))
+    if (std::optional<TensorDistAttr> d = collectiveResultDist(op)) {
+      // Collectives keep their operand's encodedness (replicated written
+      // out when the operand has an encoding).
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      decide(op->getResult(0),
+             distOf(op->getOperand(0)) ? withTensorDist(type, *d)
+                                       : withDist(type, *d),
+             op);
+      return success();
+    }
   // The dist ops without a rule (collectives, seeds, waits) check their
   // encodings in their verifiers, unencoded results included: what they
   // declare is what they make.

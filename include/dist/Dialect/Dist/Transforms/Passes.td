@@ -246,7 +246,9 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     accepts, from its known operands and results (for a `linalg` op, from
     its loops), so a `tensor.empty` init takes its loops' distribution;
     what nothing reaches is replicated. Results that come out replicated
-    stay unencoded.
+    stay unencoded. A collective written without encodings makes of its
+    operand's distribution what it does; its written local shapes say
+    which dim a reduce-scatter, slice or all-to-all splits.
 
     Where two constraints disagree a `dist.reshard` goes in, with a remark
     that names both: after an op whose rule computes another distribution
