@@ -7,7 +7,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -301,51 +300,40 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
 FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                                         Linearity linearity,
                                         raw_ostream &whyNot) {
-  Dist result;
-  result.mesh = mesh;
-  bool first = true;
-  SmallVector<Dist> ds;
+  // The factor form: one parallel loop per dim, every tensor operand and
+  // the result over all of them; what is left is how partial operands pass.
+  SmallVector<FactorOperand> factors;
+  int64_t rank = -1;
   for (Type t : operands) {
-    if (!isa<RankedTensorType>(t))
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type)
       continue;
-    ds.push_back(Dist::of(t, mesh));
-  }
-  for (auto [i, d] : llvm::enumerate(ds)) {
-    if (first) {
-      result.dims = d.dims;
-      first = false;
-    } else if (d.dims != result.dims) {
-      whyNot << "operands #0 and #" << i << " are distributed differently (";
-      llvm::interleaveComma(result.dims, whyNot);
-      whyNot << " and ";
-      llvm::interleaveComma(d.dims, whyNot);
-      whyNot << "): an elementwise op needs the same dims mapping";
+    if (rank < 0)
+      rank = type.getRank();
+    if (type.getRank() != rank) {
+      whyNot << "its tensor operands have ranks " << rank << " and "
+             << type.getRank();
       return failure();
     }
+    factors.push_back({t, llvm::to_vector(llvm::seq<int64_t>(0, rank))});
   }
-  auto partialOf = [&](size_t i, int64_t axis) {
-    return ds[i].partialKind(axis);
-  };
-  llvm::SmallSet<int64_t, 4> axes;
-  for (const Dist &d : ds)
-    for (auto [axis, kind] : d.partial)
-      axes.insert(axis);
-  for (int64_t axis : axes) {
-    SmallVector<size_t> holders;
-    for (size_t i = 0; i < ds.size(); ++i)
-      if (partialOf(i, axis))
-        holders.push_back(i);
-    ReductionKind kind = *partialOf(holders.front(), axis);
-    for (size_t i : holders)
-      if (*partialOf(i, axis) != kind) {
-        whyNot << "operands are partial over mesh " << axisName(mesh, axis)
-               << " with different reductions";
-        return failure();
-      }
+  if (rank < 0) {
+    Dist scalar;
+    scalar.mesh = mesh;
+    return scalar;
+  }
+  size_t numTensors = factors.size();
+  FactorResult result{llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                      std::nullopt, std::nullopt};
+  auto partials = [&](int64_t axis, ArrayRef<unsigned> holders,
+                      ReductionKind kind,
+                      ArrayRef<std::optional<ReductionKind>>,
+                      MutableArrayRef<std::optional<ReductionKind>> kinds,
+                      raw_ostream &whyNot) -> LogicalResult {
     std::string name = axisName(mesh, axis);
     switch (linearity) {
     case Linearity::Additive:
-      if (holders.size() != ds.size() || !isLinearKind(kind)) {
+      if (holders.size() != numTensors || !isLinearKind(kind)) {
         whyNot << "only some operands are partial over mesh " << name
                << " (or not as a sum): the others would be added once per "
                   "process";
@@ -355,7 +343,7 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
     case Linearity::Multiplicative:
     case Linearity::Dividend:
       if (kind == ReductionKind::Prod) {
-        if (holders.size() != ds.size()) {
+        if (holders.size() != numTensors) {
           whyNot << "only some operands are partial (prod) over mesh " << name
                  << ": the others would be multiplied in once per process";
           return failure();
@@ -416,9 +404,14 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
              << " and the op is not linear: reduce it first (dist.allreduce)";
       return failure();
     }
-    result.partial.emplace_back(axis, kind);
-  }
-  return verified(std::move(result), whyNot);
+    kinds.front() = kind;
+    return success();
+  };
+  FailureOr<SmallVector<Dist>> out =
+      inferFactors(mesh, rank, factors, {result}, partials, whyNot);
+  if (failed(out))
+    return failure();
+  return std::move(out->front());
 }
 
 //===----------------------------------------------------------------------===//

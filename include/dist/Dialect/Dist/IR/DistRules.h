@@ -146,6 +146,7 @@ enum class Linearity {
 
 /// The result of an elementwise op: operands distributed alike (an
 /// unannotated operand is replicated), partial axes as `linearity` allows.
+/// The factor form with one parallel loop per dim.
 FailureOr<Dist> inferElementwise(MeshAttr mesh, TypeRange operands,
                                  Linearity linearity, raw_ostream &whyNot);
 
