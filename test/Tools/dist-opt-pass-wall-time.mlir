@@ -11,11 +11,13 @@
 // The help text documents the flag.
 // RUN: dist-opt --help | FileCheck %s --check-prefix=HELP
 
-// TIME:      dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-verify-distributions{{$}}
+// TIME:      dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-complete{{$}}
+// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-lower-reshard){{$}}
+// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-verify-distributions{{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-dropout-seed){{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-parallel-embedding{{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-amp-check-finite{{$}}
-// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-lower-reshard,dist-matmul-grad-overlap,dist-assign-streams){{$}}
+// TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  func.func(dist-matmul-grad-overlap,dist-assign-streams){{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  dist-verify-distributions{{$}}
 // TIME-NEXT: dist-pass-wall-time: {{[0-9]+\.[0-9]+}} s  total{{$}}
 // TIME-NOT:  dist-pass-wall-time

@@ -12,9 +12,20 @@ using namespace mlir::dist;
 void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
   // Completion first: what the input leaves out is inferred (and checked)
-  // before anything relies on it. The input's claims are checked before the
-  // rewrites, and the rewrites' output after.
+  // before anything relies on it.
   pm.addPass(createDistComplete());
+  // The reshards completion inserted, and those the input has, become
+  // collectives before any rewrite looks at collectives. Options by name: a
+  // reordering of Passes.td must not swap them.
+  DistLowerReshardOptions reshard;
+  reshard.remarks = options.remarks;
+  reshard.peakTflops = options.peakTflops;
+  reshard.linkLatencyUs = options.linkLatencyUs;
+  reshard.linkBandwidthGBps = options.linkBandwidthGBps;
+  reshard.costModelFile = options.costModelFile;
+  pm.addNestedPass<func::FuncOp>(createDistLowerReshard(reshard));
+  // The input's claims (and completion's) are checked before the
+  // rewrites, and the rewrites' output after.
   pm.addPass(createDistVerifyDistributions());
   // Seeds first: they only touch dropouts, and later passes may copy ops.
   pm.addNestedPass<func::FuncOp>(createDistDropoutSeed());
@@ -23,16 +34,6 @@ void mlir::dist::buildDistAutoParallelPipeline(
   pm.addPass(createDistParallelEmbedding(DistParallelEmbeddingOptions{
       options.useAvgAllreduce, options.requireRowSplit}));
   pm.addPass(createDistAmpCheckFinite());
-  // Reshards become collectives before the overlap and stream passes look
-  // at collectives. Options by name: a reordering of Passes.td must not
-  // swap them.
-  DistLowerReshardOptions reshard;
-  reshard.remarks = options.remarks;
-  reshard.peakTflops = options.peakTflops;
-  reshard.linkLatencyUs = options.linkLatencyUs;
-  reshard.linkBandwidthGBps = options.linkBandwidthGBps;
-  reshard.costModelFile = options.costModelFile;
-  pm.addNestedPass<func::FuncOp>(createDistLowerReshard(reshard));
   // Overlap last: it reorders the backward, which the others do not care
   // about, and it must see the final allreduces.
   pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(
