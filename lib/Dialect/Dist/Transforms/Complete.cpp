@@ -1077,9 +1077,14 @@ LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
     splitFreshTensors(f, copies);
   for (FunctionOpInterface f : functions) {
     // Arguments are what callers pass: constraints, replicated when
-    // unencoded.
+    // unencoded. In a function that is not marked (all-functions), a cast
+    // to an unencoded tensor says what it says: the value leaves the
+    // distributed program, replicated.
+    bool marked = f->hasAttr(DistDialect::kCompleteAttrName);
     f.getFunctionBody().walk([&](Operation *op) {
       order.push_back(op);
+      if (!marked && isa<tensor::CastOp>(op))
+        return;
       for (Value r : op->getResults())
         if (isTensor(r) && !distOf(r))
           undecided.insert(r);
