@@ -92,8 +92,9 @@ struct Edge {
 
 class Completion {
 public:
-  Completion(ModuleOp module, bool replicateUnknownOps)
-      : module(module), replicateUnknownOps(replicateUnknownOps) {}
+  Completion(ModuleOp module, bool replicateUnknownOps, const CostModel &model)
+      : module(module), replicateUnknownOps(replicateUnknownOps), model(model) {
+  }
 
   LogicalResult run(ArrayRef<FunctionOpInterface> functions);
 
@@ -126,6 +127,8 @@ private:
   ModuleOp module;
   SymbolTableCollection symbols;
   bool replicateUnknownOps;
+  /// Prices the places a partial sum can be completed at.
+  const CostModel &model;
   /// Unencoded tensors whose distribution is not decided yet.
   llvm::DenseSet<Value> undecided;
   /// The op whose rule decided a value, for remarks.
@@ -367,16 +370,24 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
       break;
     chain.push_back(in);
   }
-  // The smallest, the earliest on a tie.
-  Value best = chain.front();
-  std::optional<int64_t> bestBytes =
-      CostModel::tensorBytes(cast<RankedTensorType>(best.getType()));
-  for (Value v : llvm::drop_begin(chain)) {
+  // The cheapest allreduce by the cost model, the earliest on a tie.
+  TensorDistAttr pending = distOf(chain.front());
+  int64_t group = mesh::groupSize(pending.getMesh(), pending.getPartialAxes());
+  auto cost = [&](Value v) -> std::optional<double> {
     std::optional<int64_t> bytes =
         CostModel::tensorBytes(cast<RankedTensorType>(v.getType()));
-    if (bytes && (!bestBytes || *bytes <= *bestBytes)) {
+    if (!bytes)
+      return std::nullopt;
+    return model.collectiveTime(CostModel::Collective::AllReduce, *bytes,
+                                group);
+  };
+  Value best = chain.front();
+  std::optional<double> bestCost = cost(best);
+  for (Value v : llvm::drop_begin(chain)) {
+    std::optional<double> c = cost(v);
+    if (c && (!bestCost || *c <= *bestCost)) {
       best = v;
-      bestBytes = bytes;
+      bestCost = c;
     }
   }
   if (best == chain.front())
@@ -1142,6 +1153,14 @@ struct DistCompletePass
     : public dist::impl::DistCompleteBase<DistCompletePass> {
   using Base::Base;
 
+  /// The cost-model file is read once.
+  LogicalResult initialize(MLIRContext *context) override {
+    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
+                            linkBandwidthGBps, context);
+  }
+
+  PassCostModel costs;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The functions that say something about distributions.
@@ -1172,7 +1191,12 @@ struct DistCompletePass
       if (encoded)
         functions.push_back(f);
     });
-    Completion completion(module, replicateUnknownOps);
+    FailureOr<CostModelOptions> options = costs.getOptions(
+        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    if (failed(options))
+      return signalPassFailure();
+    CostModel model(*options);
+    Completion completion(module, replicateUnknownOps, model);
     if (failed(completion.run(functions)))
       return signalPassFailure();
     numCompleted += completion.numCompleted;

@@ -13,7 +13,12 @@ void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
   // Completion first: what the input leaves out is inferred (and checked)
   // before anything relies on it.
-  pm.addPass(createDistComplete());
+  DistCompleteOptions complete;
+  complete.peakTflops = options.peakTflops;
+  complete.linkLatencyUs = options.linkLatencyUs;
+  complete.linkBandwidthGBps = options.linkBandwidthGBps;
+  complete.costModelFile = options.costModelFile;
+  pm.addPass(createDistComplete(complete));
   // The reshards completion inserted, and those the input has, become
   // collectives before any rewrite looks at collectives. Options by name: a
   // reordering of Passes.td must not swap them.

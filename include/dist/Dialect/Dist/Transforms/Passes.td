@@ -269,7 +269,7 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     Option<"replicateUnknownOps", "replicate-unknown-ops", "bool", "false",
            "Complete the partial operands of ops without a distribution "
            "rule instead of failing">,
-  ];
+  ] # CostModelOptions;
   let statistics = [
     Statistic<"numCompleted", "num-completed",
               "Number of values whose distribution was inferred">,
