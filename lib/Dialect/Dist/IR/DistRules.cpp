@@ -691,27 +691,72 @@ MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
   return SmallVector<Dist>{std::move(*dx), std::move(*dy)};
 }
 
-/// The rows an embedding looks up: the ids' dims, then the table's column
-/// axis. The ids are integers: a partial id means nothing.
+/// The factor form of a lookup, as a contraction with the ids' one-hot
+/// rows: loops over the ids' dims, the table's rows (v) and columns (h);
+/// out[ids..., h] = sum over v of onehot(ids)[ids..., v] * table[v, h]. A
+/// row-split table leaves the rows of other shards zero: a partial sum over
+/// the axis that splits them (c_embedding's). The ids are integers: a
+/// partial id means nothing; a partial table passes as a sum does.
 static FailureOr<Dist> lookupRows(MeshAttr mesh, Type ids, Type weight,
                                   raw_ostream &whyNot) {
   Dist i = Dist::of(ids, mesh), w = Dist::of(weight, mesh);
+  if (!isa<RankedTensorType>(ids) || !isa<RankedTensorType>(weight) ||
+      w.dims.size() != 2) {
+    whyNot << "the table must be a 2-D tensor";
+    return failure();
+  }
   if (!i.partial.empty()) {
     whyNot << "the ids are partial; an id must be a whole value";
     return failure();
   }
-  Dist rows = i;
-  rows.dims.push_back(w.dims[1]);
-  for (auto [axis, kind] : w.partial) {
+  for (auto [axis, kind] : w.partial)
     if (!isLinearKind(kind)) {
       whyNot << "the table is partial (" << stringifyReductionKind(kind)
              << ") over mesh " << axisName(mesh, axis)
              << ", which does not pass through a lookup";
       return failure();
     }
-    rows.partial.emplace_back(axis, kind);
+  if (w.dims[0] >= 0 && llvm::is_contained(i.dims, w.dims[0])) {
+    whyNot << "mesh " << axisName(mesh, w.dims[0])
+           << " splits both the table's rows and the ids";
+    return failure();
   }
-  return rows;
+  int64_t rank = i.dims.size(), v = rank, h = rank + 1;
+  FactorOperand idsOp{ids, llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+  FactorOperand table{weight, {v, h}};
+  FactorResult out{llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                   ReductionKind::Sum, std::nullopt};
+  out.loops.push_back(h);
+  // Only the table can be partial here, and it passes as a sum does.
+  auto partials = [](int64_t, ArrayRef<unsigned>, ReductionKind kind,
+                     ArrayRef<std::optional<ReductionKind>>,
+                     MutableArrayRef<std::optional<ReductionKind>> kinds,
+                     raw_ostream &) -> LogicalResult {
+    kinds.front() = kind;
+    return success();
+  };
+  FailureOr<SmallVector<Dist>> r =
+      inferFactors(mesh, rank + 2, {idsOp, table}, {out}, partials, whyNot);
+  if (failed(r))
+    return failure();
+  return std::move(r->front());
+}
+
+/// The lookup of the whole table (the logical ops): the factor form without
+/// the row axis's pending sum, which --dist-parallel-embedding adds.
+static FailureOr<Dist> wholeLookup(MeshAttr mesh, Type ids, Type weight,
+                                   raw_ostream &whyNot) {
+  // How the rows are split does not matter to the whole lookup: it is
+  // computed on a table whose rows are not.
+  auto table = dyn_cast<RankedTensorType>(weight);
+  if (TensorDistAttr d = table ? getTensorDist(table) : nullptr;
+      d && d.getDimsMapping().size() == 2 && d.getMeshAxis(0) >= 0) {
+    SmallVector<int64_t> dims(d.getDimsMapping());
+    dims[0] = -1;
+    weight = withTensorDist(
+        table, TensorDistAttr::get(d.getMesh(), dims, d.getPartials()));
+  }
+  return lookupRows(mesh, ids, weight, whyNot);
 }
 
 /// Checks that out_grad is distributed as the rows it is the gradient of.
@@ -729,6 +774,61 @@ static LogicalResult checkOutGrad(MeshAttr mesh, const Dist &rows, Type outGrad,
   return success();
 }
 
+/// The factor form of a lookup's gradient: dtable[v, h] = sum over the ids'
+/// dims of onehot(ids)[ids..., v] * out_grad[ids..., h]. A split ids dim
+/// leaves each process the rows of its own ids: a partial sum over its
+/// axis; out_grad's partial sums pass.
+static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
+                                  Type outGrad, bool whole,
+                                  raw_ostream &whyNot) {
+  FailureOr<Dist> rows = wholeLookup(mesh, ids, weight, whyNot);
+  if (failed(rows) || failed(checkOutGrad(mesh, *rows, outGrad, whyNot)))
+    return failure();
+  if (whole) {
+    // The gradient of the whole table sums over every id, on whichever
+    // process it is: computed as if the ids (and out_grad's rows) were not
+    // split, the lowering adding the sum over their axes.
+    auto idsType = cast<RankedTensorType>(ids);
+    ids = withTensorDist(idsType, nullptr);
+    auto gradType = cast<RankedTensorType>(outGrad);
+    if (TensorDistAttr g = getTensorDist(gradType)) {
+      SmallVector<int64_t> dims(g.getDimsMapping());
+      for (int64_t d = 0; d + 1 < static_cast<int64_t>(dims.size()); ++d)
+        dims[d] = -1;
+      outGrad = withTensorDist(
+          gradType, TensorDistAttr::get(g.getMesh(), dims, g.getPartials()));
+    }
+  }
+  Dist i = Dist::of(ids, mesh);
+  int64_t rank = i.dims.size(), v = rank, h = rank + 1;
+  auto loops = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  SmallVector<int64_t> gradLoops(loops);
+  gradLoops.push_back(h);
+  // The table says how its rows and columns are split.
+  FactorOperand idsOp{ids, loops}, table{weight, {v, h}},
+      grad{outGrad, gradLoops};
+  FactorResult out{{v, h}, ReductionKind::Sum, std::nullopt};
+  auto partials = [](int64_t, ArrayRef<unsigned>, ReductionKind kind,
+                     ArrayRef<std::optional<ReductionKind>> fromLoops,
+                     MutableArrayRef<std::optional<ReductionKind>> kinds,
+                     raw_ostream &) -> LogicalResult {
+    kinds.front() = kind;
+    return success();
+  };
+  // The table is read for its distribution only: its partial sums (which
+  // the lookup passes) are not the gradient's.
+  Dist w = Dist::of(weight, mesh);
+  RankedTensorType tableType = cast<RankedTensorType>(weight);
+  table.type = withTensorDist(
+      tableType, w.partial.empty() ? getTensorDist(tableType)
+                                   : TensorDistAttr::get(mesh, w.dims));
+  FailureOr<SmallVector<Dist>> r = inferFactors(
+      mesh, rank + 2, {idsOp, table, grad}, {out}, partials, whyNot);
+  if (failed(r))
+    return failure();
+  return std::move(r->front());
+}
+
 FailureOr<SmallVector<Dist>>
 EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical lookup of the whole table: a row-split table adds no
@@ -737,7 +837,7 @@ EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   if (failed(mesh))
     return failure();
   FailureOr<Dist> rows =
-      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
+      wholeLookup(*mesh, getIds().getType(), getWeight().getType(), whyNot);
   if (failed(rows))
     return failure();
   FailureOr<Dist> r = verified(std::move(*rows), whyNot);
@@ -757,15 +857,6 @@ CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
       lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
   if (failed(rows))
     return failure();
-  int64_t rowAxis = Dist::of(getWeight().getType(), *mesh).dims[0];
-  if (rowAxis >= 0) {
-    if (llvm::is_contained(rows->dims, rowAxis)) {
-      whyNot << "mesh " << axisName(*mesh, rowAxis)
-             << " splits both the table's rows and the ids";
-      return failure();
-    }
-    rows->partial.emplace_back(rowAxis, ReductionKind::Sum);
-  }
   FailureOr<Dist> r = verified(std::move(*rows), whyNot);
   if (failed(r))
     return failure();
@@ -775,18 +866,17 @@ CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
 FailureOr<SmallVector<Dist>>
 EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
-  // distributed as the table (the lowering adds the reduction).
+  // distributed as the table (the lowering adds the reduction over the
+  // axes that split the ids).
   FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
-  FailureOr<Dist> rows =
-      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
-  if (failed(rows) ||
-      failed(checkOutGrad(*mesh, *rows, getOutGrad().getType(), whyNot)))
+  FailureOr<Dist> grad =
+      lookupGrad(*mesh, getIds().getType(), getWeight().getType(),
+                 getOutGrad().getType(), /*whole=*/true, whyNot);
+  if (failed(grad))
     return failure();
-  Dist grad = Dist::of(getWeight().getType(), *mesh);
-  grad.partial = Dist::of(getOutGrad().getType(), *mesh).partial;
-  FailureOr<Dist> r = verified(std::move(grad), whyNot);
+  FailureOr<Dist> r = verified(std::move(*grad), whyNot);
   if (failed(r))
     return failure();
   return SmallVector<Dist>{std::move(*r)};
@@ -799,18 +889,12 @@ CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
-  FailureOr<Dist> rows =
-      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
-  if (failed(rows) ||
-      failed(checkOutGrad(*mesh, *rows, getOutGrad().getType(), whyNot)))
+  FailureOr<Dist> grad =
+      lookupGrad(*mesh, getIds().getType(), getWeight().getType(),
+                 getOutGrad().getType(), /*whole=*/false, whyNot);
+  if (failed(grad))
     return failure();
-  Dist grad = Dist::of(getWeight().getType(), *mesh);
-  Dist outGrad = Dist::of(getOutGrad().getType(), *mesh);
-  grad.partial = outGrad.partial;
-  for (int64_t axis : Dist::of(getIds().getType(), *mesh).dims)
-    if (axis >= 0 && !grad.partialKind(axis))
-      grad.partial.emplace_back(axis, ReductionKind::Sum);
-  FailureOr<Dist> r = verified(std::move(grad), whyNot);
+  FailureOr<Dist> r = verified(std::move(*grad), whyNot);
   if (failed(r))
     return failure();
   return SmallVector<Dist>{std::move(*r)};
