@@ -15,6 +15,7 @@
 #include "dist/Conversion/RuntimeCalls.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
@@ -883,6 +884,10 @@ struct ConvertDistToLinalgPass
   using Base::Base;
 
   void runOnOperation() override {
+    // A function completion has not decided would lower its undecided
+    // tensors as replicated, unchecked.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
     DistTypeConverter converter;
     ConversionTarget target(*ctx);

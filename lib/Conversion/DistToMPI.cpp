@@ -16,6 +16,7 @@
 #include "dist/Conversion/RuntimeCalls.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
@@ -1232,7 +1233,10 @@ struct ConvertDistToMPIPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (failed(checkMeshes(module)) ||
+    // A function completion has not decided would lower its undecided
+    // tensors as replicated, unchecked.
+    if (failed(rules::requireCompleted(module)) ||
+        failed(checkMeshes(module)) ||
         (requireEntry && failed(checkEntry(module))))
       return signalPassFailure();
 

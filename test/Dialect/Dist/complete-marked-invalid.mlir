@@ -1,6 +1,11 @@
 // RUN: dist-opt %s --dist-verify-distributions -verify-diagnostics
-// A function still marked {dist.complete} is not checked as if it were
-// complete: its ops with unencoded tensors were never checked.
+// RUN: dist-opt %s --convert-dist-to-mpi -verify-diagnostics
+// RUN: dist-opt %s --convert-dist-to-linalg -verify-diagnostics
+// RUN: not dist-opt %s --dist-to-llvm -o /dev/null 2>&1 | FileCheck %s
+// A function still marked {dist.complete} is neither checked nor lowered
+// as if it were complete: its ops with unencoded tensors were never
+// checked, and lowering them as replicated would hide a missing collective.
+// CHECK: error: 'func.func' op is marked 'dist.complete': its distributions are not complete (run --dist-complete)
 
 #mesh = #dist.mesh<shape = [2], names = ["mp"]>
 // expected-error @+1 {{'func.func' op is marked 'dist.complete': its distributions are not complete (run --dist-complete)}}

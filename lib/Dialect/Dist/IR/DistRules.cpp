@@ -516,6 +516,18 @@ bool rules::isAwaitingCompletion(Operation *op) {
   return f && f->hasAttr(DistDialect::kCompleteAttrName);
 }
 
+LogicalResult rules::requireCompleted(Operation *root) {
+  WalkResult marked = root->walk([](FunctionOpInterface f) {
+    if (!f->hasAttr(DistDialect::kCompleteAttrName))
+      return WalkResult::advance();
+    f->emitOpError("is marked '")
+        << DistDialect::kCompleteAttrName
+        << "': its distributions are not complete (run --dist-complete)";
+    return WalkResult::interrupt();
+  });
+  return failure(marked.wasInterrupted());
+}
+
 LogicalResult rules::verifyDistributionRule(Operation *op) {
   auto rule = dyn_cast<DistributionRuleInterface>(op);
   if (!rule)

@@ -533,17 +533,9 @@ static LogicalResult checkGradients(func::FuncOp func) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult mlir::dist::verifyDistributions(ModuleOp module) {
-  // Its ops are not checked until completion has decided what it leaves
-  // out: checking it now would pass what nothing has checked.
-  WalkResult pending = module.walk([&](FunctionOpInterface f) {
-    if (!f->hasAttr(DistDialect::kCompleteAttrName))
-      return WalkResult::advance();
-    f->emitOpError("is marked '")
-        << DistDialect::kCompleteAttrName
-        << "': its distributions are not complete (run --dist-complete)";
-    return WalkResult::interrupt();
-  });
-  if (pending.wasInterrupted())
+  // A marked function's ops are not checked until completion has decided
+  // what it leaves out: checking it now would pass what nothing checked.
+  if (failed(rules::requireCompleted(module)))
     return failure();
   bool hadError = false;
   // An op already reported is not reported again for what flows through it.

@@ -163,6 +163,11 @@ bool holds(TensorDistAttr declared, const Dist &computed, size_t rank);
 /// completion has decided it.
 bool isAwaitingCompletion(Operation *op);
 
+/// Fails, with an error at the first function in `root` (itself included)
+/// still marked `dist.complete`: its undecided tensors were never checked,
+/// so nothing may check or lower it as if it were complete.
+LogicalResult requireCompleted(Operation *root);
+
 /// Checks the declared result encodings of `op`, which implements
 /// DistributionRuleInterface, against its rule, with a located diagnostic
 /// that names both and the collective that would fix a missing reduction.
