@@ -2,6 +2,16 @@
 // RUN: dist-opt %s --convert-dist-to-mpi -verify-diagnostics
 // RUN: dist-opt %s --convert-dist-to-linalg -verify-diagnostics
 // RUN: not dist-opt %s --dist-to-llvm -o /dev/null 2>&1 | FileCheck %s
+// And every rewrite that trusts the encodings (a fuzzed marked GPT block
+// once reached the embedding lowering's shard rule unchecked):
+// RUN: dist-opt %s --dist-parallel-embedding -verify-diagnostics
+// RUN: dist-opt %s --dist-amp-check-finite -verify-diagnostics
+// RUN: dist-opt %s --dist-specialize-rank=rank=0 -verify-diagnostics
+// RUN: dist-opt %s --dist-overlap-report -verify-diagnostics
+// RUN: dist-opt %s --dist-lower-reshard -verify-diagnostics
+// RUN: dist-opt %s --dist-matmul-grad-overlap -verify-diagnostics
+// RUN: dist-opt %s --dist-assign-streams -verify-diagnostics
+// RUN: dist-opt %s --dist-dropout-seed -verify-diagnostics
 // A function still marked {dist.complete} is neither checked nor lowered
 // as if it were complete: its ops with unencoded tensors were never
 // checked, and lowering them as replicated would hide a missing collective.

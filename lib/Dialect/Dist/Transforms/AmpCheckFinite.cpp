@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -209,6 +210,9 @@ struct DistAmpCheckFinitePass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -77,6 +78,9 @@ struct DistAssignStreamsPass
   }
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     // Positions from one walk, taken before any wait is inserted, so that
     // finding first users costs one lookup per use and never depends on
     // MLIR renumbering a block's op order while waits go in.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -63,6 +64,9 @@ struct DistDropoutSeedPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     SmallVector<DropoutOp> forward, recomputed;
     getOperation().walk([&](DropoutOp op) {
       (op.getRecomputeOf() ? recomputed : forward).push_back(op);

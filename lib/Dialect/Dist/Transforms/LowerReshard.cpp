@@ -8,6 +8,7 @@
 
 #include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
@@ -37,6 +38,9 @@ struct DistLowerReshardPass
   }
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     FailureOr<CostModelOptions> options = costs.getOptions(
         peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
     if (failed(options))

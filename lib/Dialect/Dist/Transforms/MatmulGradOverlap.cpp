@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
@@ -268,6 +269,9 @@ struct DistMatmulGradOverlapPass
   }
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
     if (!std::isfinite(options.minOverlapRatio) ||

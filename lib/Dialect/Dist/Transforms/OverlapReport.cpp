@@ -8,6 +8,7 @@
 
 #include "dist/Analysis/CostModel.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -533,6 +534,9 @@ struct DistOverlapReportPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     if (format != "table" && format != "json") {
       mlir::emitError(getOperation().getLoc(),
                       "unknown overlap report format '")

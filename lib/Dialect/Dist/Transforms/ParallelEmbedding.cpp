@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
@@ -141,8 +142,17 @@ static void lowerBackward(OpBuilder &b, EmbeddingGradOp op,
                                identity.getResult(), start);
   std::string unused;
   llvm::raw_string_ostream os(unused);
-  // analyzeTable accepted the lookup, and the logical op verified.
-  TensorDistAttr localDist = (*rules::inferResultAttrs(local, os))[0];
+  // analyzeTable accepted the lookup, and the logical op verified; should
+  // the shard's rule still fail, its result keeps the logical op's type
+  // and the verifier after the pass says why.
+  FailureOr<SmallVector<TensorDistAttr>> inferred =
+      rules::inferResultAttrs(local, os);
+  TensorDistAttr localDist =
+      succeeded(inferred) && !inferred->empty() ? inferred->front() : nullptr;
+  if (!localDist)
+    localDist = getTensorDist(gradType);
+  if (!localDist)
+    localDist = TensorDistAttr::getReplicated(split.mesh, gradType.getRank());
   SmallVector<int64_t> trivial;
   for (int64_t axis : localDist.getPartialAxes())
     if (split.mesh.getAxisSize(axis) == 1)
@@ -324,6 +334,9 @@ struct DistParallelEmbeddingPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     SmallVector<Operation *> lookups;
     module.walk([&](Operation *op) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
@@ -55,6 +56,9 @@ struct DistSpecializeRankPass
   using Base::Base;
 
   void runOnOperation() override {
+    // Its encodings are claims only once completion has decided them.
+    if (failed(rules::requireCompleted(getOperation())))
+      return signalPassFailure();
     int64_t rank = this->rank;
     if (rank < 0) {
       mlir::emitError(getOperation().getLoc(),
