@@ -703,6 +703,17 @@ MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
   return SmallVector<Dist>{std::move(*dx), std::move(*dy)};
 }
 
+/// A lookup's partial operands (the table, out_grad) pass to its one
+/// result as sums do: a lookup and its gradient are linear in them.
+static LogicalResult
+passPartial(int64_t, ArrayRef<unsigned>, ReductionKind kind,
+            ArrayRef<std::optional<ReductionKind>>,
+            MutableArrayRef<std::optional<ReductionKind>> kinds,
+            raw_ostream &) {
+  kinds.front() = kind;
+  return success();
+}
+
 /// The factor form of a lookup, as a contraction with the ids' one-hot
 /// rows: loops over the ids' dims, the table's rows (v) and columns (h);
 /// out[ids..., h] = sum over v of onehot(ids)[ids..., v] * table[v, h]. A
@@ -739,16 +750,9 @@ static FailureOr<Dist> lookupRows(MeshAttr mesh, Type ids, Type weight,
   FactorResult out{llvm::to_vector(llvm::seq<int64_t>(0, rank)),
                    ReductionKind::Sum, std::nullopt};
   out.loops.push_back(h);
-  // Only the table can be partial here, and it passes as a sum does.
-  auto partials = [](int64_t, ArrayRef<unsigned>, ReductionKind kind,
-                     ArrayRef<std::optional<ReductionKind>>,
-                     MutableArrayRef<std::optional<ReductionKind>> kinds,
-                     raw_ostream &) -> LogicalResult {
-    kinds.front() = kind;
-    return success();
-  };
+  // Only the table can be partial here (lookupRows refused the rest).
   FailureOr<SmallVector<Dist>> r =
-      inferFactors(mesh, rank + 2, {idsOp, table}, {out}, partials, whyNot);
+      inferFactors(mesh, rank + 2, {idsOp, table}, {out}, passPartial, whyNot);
   if (failed(r))
     return failure();
   return std::move(r->front());
@@ -820,13 +824,6 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
   FactorOperand idsOp{ids, loops}, table{weight, {v, h}},
       grad{outGrad, gradLoops};
   FactorResult out{{v, h}, ReductionKind::Sum, std::nullopt};
-  auto partials = [](int64_t, ArrayRef<unsigned>, ReductionKind kind,
-                     ArrayRef<std::optional<ReductionKind>> fromLoops,
-                     MutableArrayRef<std::optional<ReductionKind>> kinds,
-                     raw_ostream &) -> LogicalResult {
-    kinds.front() = kind;
-    return success();
-  };
   // The table is read for its distribution only: its partial sums (which
   // the lookup passes) are not the gradient's.
   Dist w = Dist::of(weight, mesh);
@@ -835,7 +832,7 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
       tableType, w.partial.empty() ? getTensorDist(tableType)
                                    : TensorDistAttr::get(mesh, w.dims));
   FailureOr<SmallVector<Dist>> r = inferFactors(
-      mesh, rank + 2, {idsOp, table, grad}, {out}, partials, whyNot);
+      mesh, rank + 2, {idsOp, table, grad}, {out}, passPartial, whyNot);
   if (failed(r))
     return failure();
   return std::move(r->front());

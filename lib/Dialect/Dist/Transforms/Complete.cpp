@@ -92,9 +92,8 @@ struct Edge {
 
 class Completion {
 public:
-  Completion(ModuleOp module, bool replicateUnknownOps, const CostModel &model)
-      : module(module), replicateUnknownOps(replicateUnknownOps), model(model) {
-  }
+  Completion(bool replicateUnknownOps, const CostModel &model)
+      : replicateUnknownOps(replicateUnknownOps), model(model) {}
 
   LogicalResult run(ArrayRef<FunctionOpInterface> functions);
 
@@ -116,6 +115,15 @@ private:
   LogicalResult visitRuleOp(Operation *op, DistributionRuleInterface rule);
   LogicalResult visitOpWithoutRule(Operation *op);
   Operation *hoistCompletion(OpOperand &use);
+  /// Takes back reshards inserted on trial: each use gets its old value.
+  void undoReshards(ArrayRef<std::pair<OpOperand *, Value>> undo) {
+    for (auto [use, old] : undo) {
+      Operation *r = use->get().getDefiningOp();
+      use->set(old);
+      r->erase();
+      --numReshards;
+    }
+  }
   LogicalResult repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
                             FailureOr<SmallVector<rules::Dist>> &inferred);
   LogicalResult visitCallResults(CallOpInterface call);
@@ -124,7 +132,6 @@ private:
   FailureOr<Value> reshard(OpBuilder &b, Location loc, Value v, Type to);
   void finish(ArrayRef<FunctionOpInterface> functions);
 
-  ModuleOp module;
   SymbolTableCollection symbols;
   bool replicateUnknownOps;
   /// Prices the places a partial sum can be completed at.
@@ -483,12 +490,7 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
             << describeOrigin(old, origins.lookup(old));
       return success();
     }
-    for (auto [init, old] : undo) {
-      Operation *r = init->get().getDefiningOp();
-      init->set(old);
-      r->erase();
-      --numReshards;
-    }
+    undoReshards(undo);
   }
   return success();
 }
@@ -523,12 +525,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     inferred = rule.inferResultDistributions(os);
     if (failed(inferred)) {
       // No better: leave the program as it was for the error.
-      for (auto [use, old] : undo) {
-        Operation *r = use->get().getDefiningOp();
-        use->set(old);
-        r->erase();
-        --numReshards;
-      }
+      undoReshards(undo);
       why = first;
     } else {
       for (auto [use, old] : undo) {
@@ -1196,7 +1193,7 @@ struct DistCompletePass
     if (failed(options))
       return signalPassFailure();
     CostModel model(*options);
-    Completion completion(module, replicateUnknownOps, model);
+    Completion completion(replicateUnknownOps, model);
     if (failed(completion.run(functions)))
       return signalPassFailure();
     numCompleted += completion.numCompleted;
