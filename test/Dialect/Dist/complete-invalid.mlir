@@ -65,3 +65,17 @@ func.func @collective_axes(%x: tensor<8x8xf32>) -> tensor<8x8xf32> attributes {d
   %a = dist.allreduce %x on #mesh axes = [3] reduce = sum : tensor<8x8xf32> -> tensor<8x8xf32>
   return %a : tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// Two constraints on one value that hold different global tensors with the
+// local shape written: an error, not a reshard.
+func.func @two_pins(%x: tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<4x16xf32> attributes {dist.complete} {
+  %c = tensor.cast %x : tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<4x16xf32>
+  %p = dist.constraint %c : tensor<4x16xf32> -> tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>
+  // expected-error @+1 {{completion: cannot reshard [0, -1] to [-1, 0]: with the local shapes written the global shapes differ, [8, 16] and [4, 32]}}
+  %q = dist.constraint %c : tensor<4x16xf32> -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, 0]>>
+  %b = tensor.cast %q : tensor<4x16xf32, #dist.tensor<#mesh, [-1, 0]>> to tensor<4x16xf32>
+  return %b : tensor<4x16xf32>
+}

@@ -1078,3 +1078,44 @@ func.func @reshard_element(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) {
   %r = dist.reshard %x : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<4x8xi32, #dist.tensor<#mesh, [0, -1]>>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.constraint
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @constraint_unencoded(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'dist.constraint' op result has no #dist.tensor encoding: a constraint pins the distribution its result type carries (replicated is written [-1, ...])}}
+  %c = dist.constraint %x : tensor<8x8xf32> -> tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @constraint_shape(%x: tensor<8x8xf32>) -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> attributes {dist.complete} {
+  // expected-error @+1 {{'dist.constraint' op operand type 'tensor<8x8xf32>' and result type 'tensor<4x8xf32, #dist.tensor<#dist.mesh<shape = [2], names = ["mp"]>, [0, -1]>>' differ beyond the encoding: a constraint keeps the local shape (dist.reshard changes a distribution)}}
+  %c = dist.constraint %x : tensor<8x8xf32> -> tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+  return %c : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
+}
+
+// -----
+
+#a = #dist.mesh<shape = [2], names = ["mp"]>
+#b = #dist.mesh<shape = [2], names = ["dp"]>
+func.func @constraint_mesh(%x: tensor<8x8xf32, #dist.tensor<#a, [-1, -1]>>) -> tensor<8x8xf32, #dist.tensor<#b, [-1, -1]>> attributes {dist.complete} {
+  // expected-error @+1 {{'dist.constraint' op changes the mesh from}}
+  %c = dist.constraint %x : tensor<8x8xf32, #dist.tensor<#a, [-1, -1]>> -> tensor<8x8xf32, #dist.tensor<#b, [-1, -1]>>
+  return %c : tensor<8x8xf32, #dist.tensor<#b, [-1, -1]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>
+func.func @constraint_unmarked(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>> {
+  // expected-error @+1 {{'dist.constraint' op operand has #dist.tensor<#dist.mesh<shape = [2, 2], names = ["dp", "mp"]>, [0, -1]> but the constraint pins #dist.tensor<#dist.mesh<shape = [2, 2], names = ["dp", "mp"]>, [1, -1]>: outside a function marked 'dist.complete' a constraint only states what holds (dist.reshard changes a distribution)}}
+  %c = dist.constraint %x : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %c : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+}

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -449,6 +450,43 @@ LogicalResult ReshardOp::verify() {
            << shapeString(outGlobal) << " differs from the operand's "
            << shapeString(inGlobal);
   return success();
+}
+
+LogicalResult ConstraintOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getResult().getType();
+  TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
+  if (!outDist)
+    return emitOpError("result has no #dist.tensor encoding: a constraint "
+                       "pins the distribution its result type carries "
+                       "(replicated is written [-1, ...])");
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError("operand type ")
+           << in << " and result type " << out
+           << " differ beyond the encoding: a constraint keeps the local "
+              "shape (dist.reshard changes a distribution)";
+  if (inDist && inDist.getMesh() != outDist.getMesh())
+    return emitOpError("changes the mesh from ")
+           << inDist.getMesh() << " to " << outDist.getMesh();
+  // In a marked function completion reconciles the two sides.
+  auto f = (*this)->getParentOfType<FunctionOpInterface>();
+  if (f && f->hasAttr(DistDialect::kCompleteAttrName))
+    return success();
+  if (!inDist)
+    inDist = TensorDistAttr::getReplicated(outDist.getMesh(), in.getRank());
+  if (inDist != outDist)
+    return emitOpError("operand has ")
+           << inDist << " but the constraint pins " << outDist
+           << ": outside a function marked '" << DistDialect::kCompleteAttrName
+           << "' a constraint only states what holds (dist.reshard changes "
+              "a distribution)";
+  return success();
+}
+
+OpFoldResult ConstraintOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
 }
 
 OpFoldResult ReshardOp::fold(FoldAdaptor) {

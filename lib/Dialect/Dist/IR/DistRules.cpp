@@ -517,8 +517,14 @@ bool rules::isAwaitingCompletion(Operation *op) {
 }
 
 LogicalResult rules::requireCompleted(Operation *root) {
-  WalkResult marked = root->walk([](FunctionOpInterface f) {
-    if (!f->hasAttr(DistDialect::kCompleteAttrName))
+  WalkResult marked = root->walk([](Operation *op) {
+    if (isa<ConstraintOp>(op)) {
+      op->emitOpError("is for completion, which consumes it: run "
+                      "--dist-complete first");
+      return WalkResult::interrupt();
+    }
+    auto f = dyn_cast<FunctionOpInterface>(op);
+    if (!f || !f->hasAttr(DistDialect::kCompleteAttrName))
       return WalkResult::advance();
     f->emitOpError("is marked '")
         << DistDialect::kCompleteAttrName

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
@@ -24,11 +25,14 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <deque>
 
@@ -82,6 +86,41 @@ static std::string describeOrigin(Value v, Operation *origin) {
   return s;
 }
 
+static std::string describePin(Location loc, TensorDistAttr dist) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "'dist.constraint' at " << loc << " pins " << describe(dist);
+  return s;
+}
+
+/// The one mesh of `op`'s encoded tensors, or null (none, or several).
+static MeshAttr meshOf(Operation *op) {
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
+  return succeeded(mesh) ? *mesh : MeshAttr();
+}
+
+/// Unencoded or the replicated encoding written out.
+static bool isReplicated(TensorDistAttr dist) {
+  return !dist || dist.isReplicated();
+}
+
+static bool inMarkedFunction(Operation *op) {
+  auto f = op->getParentOfType<FunctionOpInterface>();
+  return f && f->hasAttr(DistDialect::kCompleteAttrName);
+}
+
+/// Gives `v` the type `type`; a constant's value carries its type.
+static void retype(Value v, Type type) {
+  if (v.getType() == type)
+    return;
+  v.setType(type);
+  if (auto constant = v.getDefiningOp<arith::ConstantOp>())
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
+}
+
 namespace {
 /// An edge along which two values must have one type: a forwarded operand
 /// and the block argument or result it becomes.
@@ -109,6 +148,13 @@ private:
   }
   void enqueueUsers(Value v);
   void decide(Value v, Type type, Operation *origin);
+  /// Where `v`'s distribution came from, for remarks.
+  std::string provenance(Value v) const {
+    if (auto it = pins.find(v); it != pins.end())
+      return describePin(it->second, distOf(v));
+    return describeOrigin(v, origins.lookup(v));
+  }
+  LogicalResult consumeConstraint(ConstraintOp constraint, bool marked);
   LogicalResult visit(Operation *op);
   void collectEdges(Operation *op, SmallVectorImpl<Edge> &edges);
   LogicalResult visitEdge(const Edge &edge);
@@ -120,12 +166,18 @@ private:
     for (auto [use, old] : undo) {
       Operation *r = use->get().getDefiningOp();
       use->set(old);
+      placed.erase(r);
       r->erase();
       --numReshards;
     }
   }
   LogicalResult repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
                             FailureOr<SmallVector<rules::Dist>> &inferred);
+  bool reshardOperandsInstead(Operation *op, DistributionRuleInterface rule,
+                              ArrayRef<rules::Dist> inferred,
+                              std::string &pricedNot);
+  std::optional<double> reshardSeconds(RankedTensorType from,
+                                       RankedTensorType to) const;
   LogicalResult visitCallResults(CallOpInterface call);
   bool guess();
   bool guessOperands(Operation *op);
@@ -134,12 +186,24 @@ private:
 
   SymbolTableCollection symbols;
   bool replicateUnknownOps;
-  /// Prices the places a partial sum can be completed at.
+  /// Prices the places a partial sum can be completed at, and reshards
+  /// before an op against after it.
   const CostModel &model;
   /// Unencoded tensors whose distribution is not decided yet.
   llvm::DenseSet<Value> undecided;
   /// The op whose rule decided a value, for remarks.
   llvm::DenseMap<Value, Operation *> origins;
+  /// The values a dist.constraint pinned (where it was): written
+  /// encodings, for remarks.
+  llvm::DenseMap<Value, Location> pins;
+  /// The reshards placed since the current op's visit began, the remarks
+  /// of those that repaired its operands, and those taken back (erased:
+  /// compared, never read).
+  llvm::SmallPtrSet<Operation *, 4> placed;
+  SmallVector<std::pair<Operation *, InFlightDiagnostic>> repairRemarks;
+  llvm::SmallPtrSet<Operation *, 4> takenBack;
+  /// The values completion decided (not written or pinned).
+  llvm::DenseSet<Value> completed;
   /// The ops of the completed functions in program order: where guessing
   /// looks, so that it is deterministic.
   SmallVector<Operation *> order;
@@ -162,15 +226,10 @@ void Completion::enqueueUsers(Value v) {
 void Completion::decide(Value v, Type type, Operation *origin) {
   undecided.erase(v);
   ++numCompleted;
+  completed.insert(v);
   if (origin)
     origins[v] = origin;
-  if (v.getType() != type) {
-    v.setType(type);
-    // A constant's value carries its type.
-    if (auto constant = v.getDefiningOp<arith::ConstantOp>())
-      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-        constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
-  }
+  retype(v, type);
   enqueueUsers(v);
   // What a function returns, its callers' results are.
   Operation *user = nullptr;
@@ -206,7 +265,9 @@ FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
     return failure();
   }
   ++numReshards;
-  return ReshardOp::create(b, loc, target, v).getResult();
+  auto r = ReshardOp::create(b, loc, target, v);
+  placed.insert(r);
+  return r.getResult();
 }
 
 /// `type` with encoding `dist`, unencoded when `dist` is replicated (the
@@ -277,9 +338,8 @@ LogicalResult Completion::visitEdge(const Edge &edge) {
   user->emitRemark("completion: reshard of operand #")
       << edge.use->getOperandNumber() << " from " << describe(distOf(source))
       << " to " << describe(distOf(edge.sink))
-      << ", where it goes: " << describeOrigin(source, origins.lookup(source))
-      << ", and what it joins there: "
-      << describeOrigin(edge.sink, origins.lookup(edge.sink));
+      << ", where it goes: " << provenance(source)
+      << ", and what it joins there: " << provenance(edge.sink);
   edge.use->set(*r);
   return success();
 }
@@ -483,11 +543,13 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
     inferred = rule.inferResultDistributions(os);
     if (succeeded(inferred)) {
       for (auto [init, old] : undo)
-        op->emitRemark("completion: reshard of init #")
-            << init->getOperandNumber() << " from " << describe(distOf(old))
-            << " to " << describe(distOf(init->get()))
-            << ": the op reduces over a split loop into it, and "
-            << describeOrigin(old, origins.lookup(old));
+        repairRemarks.emplace_back(
+            init->get().getDefiningOp(),
+            op->emitRemark("completion: reshard of init #")
+                << init->getOperandNumber() << " from " << describe(distOf(old))
+                << " to " << describe(distOf(init->get()))
+                << ": the op reduces over a split loop into it, and "
+                << provenance(old));
       return success();
     }
     undoReshards(undo);
@@ -495,10 +557,296 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
   return success();
 }
 
+/// Seconds of the plan --dist-lower-reshard would pick from `from` to `to`
+/// (two local types of one global tensor); nothing where it finds none
+/// (dynamic shapes, an element type without a size, another mesh).
+std::optional<double> Completion::reshardSeconds(RankedTensorType from,
+                                                 RankedTensorType to) const {
+  TensorDistAttr a = getTensorDist(from), c = getTensorDist(to);
+  if (!a && !c)
+    return 0.0;
+  if (!from.hasStaticShape() || !to.hasStaticShape())
+    return std::nullopt;
+  if (!a)
+    a = TensorDistAttr::getReplicated(c.getMesh(), from.getRank());
+  if (!c)
+    c = TensorDistAttr::getReplicated(a.getMesh(), to.getRank());
+  if (a.getMesh() != c.getMesh())
+    return std::nullopt;
+  std::string whyNot;
+  FailureOr<ReshardPlan> plan =
+      planReshard(mesh::globalShape(from.getShape(), a), from.getElementType(),
+                  a, c, model, whyNot);
+  if (failed(plan))
+    return std::nullopt;
+  return plan->seconds;
+}
+
+/// The local type of `v`'s global tensor distributed as `dist`, or nothing
+/// when a split dim does not divide. Replicated is unencoded unless
+/// `explicitReplicated`.
+static std::optional<RankedTensorType>
+retyped(Value v, TensorDistAttr dist, bool explicitReplicated = false) {
+  auto type = cast<RankedTensorType>(v.getType());
+  std::optional<SmallVector<int64_t>> local =
+      mesh::localShape(mesh::globalShape(type.getShape(), distOf(v)), dist);
+  if (!local)
+    return std::nullopt;
+  auto shaped = RankedTensorType::get(*local, type.getElementType());
+  return explicitReplicated ? withTensorDist(shaped, dist)
+                            : withDist(shaped, dist);
+}
+
+/// The distributions of a linalg op's operands whose loops take the splits
+/// of the results as `declared` (null: that result's loops stay as its
+/// rule computes them unsplit) and reduction loops none.
+static SmallVector<TensorDistAttr>
+linalgOperandsFor(linalg::LinalgOp op, MeshAttr mesh,
+                  ArrayRef<TensorDistAttr> declared) {
+  SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (auto [i, d] : llvm::enumerate(declared)) {
+    if (!d || i >= static_cast<size_t>(op.getNumDpsInits()))
+      continue;
+    AffineMap map = maps[op.getDpsInitOperand(i)->getOperandNumber()];
+    for (auto [dim, e] : llvm::enumerate(map.getResults()))
+      if (auto loop = dyn_cast<AffineDimExpr>(e))
+        if (d.getMeshAxis(dim) >= 0)
+          loopAxis[loop.getPosition()] = d.getMeshAxis(dim);
+  }
+  SmallVector<TensorDistAttr> out;
+  for (OpOperand &use : op->getOpOperands()) {
+    if (use.getOperandNumber() >= maps.size() || !isTensor(use.get())) {
+      out.push_back(nullptr);
+      continue;
+    }
+    SmallVector<int64_t> dims;
+    for (AffineExpr e : maps[use.getOperandNumber()].getResults()) {
+      auto loop = dyn_cast<AffineDimExpr>(e);
+      dims.push_back(loop ? loopAxis[loop.getPosition()] : -1);
+    }
+    out.push_back(TensorDistAttr::get(mesh, dims));
+  }
+  return out;
+}
+
+/// A result declared otherwise than the op's rule computes from its
+/// operands gets its declared distribution after the op (a reshard of the
+/// result) or before it (reshards of operands, so that the rule computes
+/// it). The operands may each stay, take the distribution of a declared
+/// result of their rank, be replicated, or (a linalg op) take the split of
+/// their loops in the declared results; the combination the cost model
+/// prices cheapest (its reshards and the op's compute, where the model
+/// knows it), the first on a tie, is taken when it is cheaper than the
+/// reshard after the op. An operand that a repair for this op resharded
+/// (`placed`: a partial sum completed, an init made partial) is priced from
+/// the value before that repair. Returns whether operands were resharded.
+bool Completion::reshardOperandsInstead(Operation *op,
+                                        DistributionRuleInterface rule,
+                                        ArrayRef<rules::Dist> inferred,
+                                        std::string &pricedNot) {
+  SmallVector<TensorDistAttr> declared(op->getNumResults());
+  SmallVector<Value> conflicts;
+  double afterSeconds = model.computeTime(op).value_or(0.0);
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || isUndecided(result) ||
+        rules::holds(distOf(result), inferred[i], type.getRank()))
+      continue;
+    std::optional<double> s =
+        reshardSeconds(withDist(type, inferred[i].toAttr()), type);
+    if (!s)
+      return false;
+    afterSeconds += *s;
+    declared[i] = distOf(result);
+    conflicts.push_back(result);
+  }
+  if (conflicts.empty())
+    return false;
+  MeshAttr mesh = meshOf(op);
+  if (!mesh)
+    return false;
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+
+  // What each operand was before this op's repairs, and the types it may
+  // take: as it is first, then as it was.
+  SmallVector<Value> bases;
+  SmallVector<SmallVector<Type, 4>> options;
+  for (Value v : op->getOperands()) {
+    Value base = v;
+    if (Operation *def = v.getDefiningOp();
+        def && placed.contains(def) && v.hasOneUse())
+      base = cast<ReshardOp>(def).getInput();
+    bases.push_back(base);
+    options.push_back({v.getType()});
+    if (base != v)
+      options.back().push_back(base.getType());
+  }
+  auto offer = [&](unsigned i, TensorDistAttr d, bool explicitReplicated) {
+    Value base = bases[i];
+    if (!isTensor(base) || (d && d.getMesh() != mesh))
+      return;
+    if (std::optional<RankedTensorType> t =
+            retyped(base, d, explicitReplicated);
+        t && !llvm::is_contained(options[i], Type(*t)))
+      options[i].push_back(*t);
+  };
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+    auto type = dyn_cast<RankedTensorType>(bases[i].getType());
+    if (!type)
+      continue;
+    // As written (an init has its result's type), and as completion
+    // writes a replicated value.
+    for (Value r : conflicts)
+      if (cast<RankedTensorType>(r.getType()).getRank() == type.getRank())
+        for (bool explicitReplicated : {true, false})
+          offer(i, distOf(r), explicitReplicated);
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    for (auto [i, d] :
+         llvm::enumerate(linalgOperandsFor(linalgOp, mesh, declared)))
+      if (d)
+        offer(i, d, false);
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+    offer(i, nullptr, false);
+  // The search is over few operands; an op with many options keeps the
+  // reshard after it.
+  uint64_t combinations = 1;
+  for (const auto &o : options)
+    combinations *= o.size();
+  if (combinations > 256)
+    return false;
+
+  SmallVector<Type> current(op->getOperandTypes());
+  SmallVector<unsigned> pick(options.size(), 0), best;
+  std::optional<double> bestSeconds;
+  auto next = [&] {
+    for (unsigned i = pick.size(); i-- > 0;) {
+      if (++pick[i] < options[i].size())
+        return true;
+      pick[i] = 0;
+    }
+    return false;
+  };
+  {
+    // The trial types are not the program's: the op verifier's complaints
+    // about them are not reported.
+    ScopedDiagnosticHandler quiet(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+    while (next()) {
+      double seconds = 0;
+      bool priced = true;
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        Type t = options[i][pick[i]];
+        if (t != bases[i].getType()) {
+          std::optional<double> s =
+              reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
+                             cast<RankedTensorType>(t));
+          priced = priced && s;
+          seconds += s.value_or(0.0);
+        }
+        v.setType(t);
+      }
+      ignored.clear();
+      FailureOr<SmallVector<rules::Dist>> now =
+          rule.inferResultDistributions(os);
+      bool accepted = priced && succeeded(now);
+      for (auto [i, result] : llvm::enumerate(op->getResults()))
+        if (accepted && isTensor(result) && !isUndecided(result))
+          accepted =
+              rules::holds(distOf(result), (*now)[i],
+                           cast<RankedTensorType>(result.getType()).getRank());
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op); accepted && dps)
+        for (OpOperand &init : dps.getDpsInitsMutable())
+          if (Value result = dps.getTiedOpResult(&init);
+              result && !isUndecided(result))
+            accepted = accepted && init.get().getType() == result.getType();
+      accepted =
+          accepted && succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+      if (accepted)
+        seconds += model.computeTime(op).value_or(0.0);
+      for (auto [v, t] : llvm::zip(op->getOperands(), current))
+        v.setType(t);
+      if (accepted && (!bestSeconds || seconds < *bestSeconds)) {
+        bestSeconds = seconds;
+        best = pick;
+      }
+    }
+  }
+  // What the repairs chose (the options as they are) is priced as it is.
+  double asIs = afterSeconds;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (bases[i] != v)
+      asIs += reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
+                             cast<RankedTensorType>(v.getType()))
+                  .value_or(0.0);
+  if (bestSeconds && *bestSeconds >= asIs)
+    pricedNot = llvm::formatv(" ({0:f3} us by the cost model, against {1:f3} "
+                              "us with reshards of operands before it)",
+                              asIs * 1e6, *bestSeconds * 1e6)
+                    .str();
+  if (!bestSeconds || *bestSeconds >= asIs)
+    return false;
+
+  OpBuilder b(op);
+  for (OpOperand &use : op->getOpOperands()) {
+    unsigned i = use.getOperandNumber();
+    Type t = options[i][best[i]];
+    if (t == use.get().getType())
+      continue;
+    Value old = use.get();
+    // A repair this choice replaces is taken back.
+    if (bases[i] != old) {
+      use.set(bases[i]);
+      placed.erase(old.getDefiningOp());
+      takenBack.insert(old.getDefiningOp());
+      old.getDefiningOp()->erase();
+      --numReshards;
+    }
+    if (t == bases[i].getType())
+      continue;
+    FailureOr<Value> r = reshard(b, op->getLoc(), bases[i], t);
+    if (failed(r))
+      continue;
+    use.set(*r);
+    // Only the replicated encoding written out: nothing to remark on.
+    if (isReplicated(distOf(bases[i])) && isReplicated(distOf(*r)))
+      continue;
+    InFlightDiagnostic remark =
+        op->emitRemark("completion: reshard of operand #")
+        << i << " from " << describe(distOf(bases[i])) << " to "
+        << describe(distOf(*r)) << " before '" << op->getName()
+        << "', which then computes ";
+    llvm::interleaveComma(conflicts, remark, [&](Value c) {
+      remark << "result #" << cast<OpResult>(c).getResultNumber() << " as "
+             << describe(distOf(c)) << " (" << provenance(c) << ")";
+    });
+    remark << llvm::formatv(": {0:f3} us by the cost model, against {1:f3} us "
+                            "with a reshard of the result after it",
+                            *bestSeconds * 1e6, asIs * 1e6)
+                  .str();
+  }
+  return true;
+}
+
 LogicalResult Completion::visitRuleOp(Operation *op,
                                       DistributionRuleInterface rule) {
   if (!llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
     return success();
+  placed.clear();
+  // A repair's remark is reported once the op's reshards are settled: a
+  // repair that reshardOperandsInstead takes back never happened.
+  llvm::scope_exit reportRepairs([&] {
+    for (auto &[reshardOp, remark] : repairRemarks) {
+      if (takenBack.contains(reshardOp))
+        remark.abandon();
+      else
+        remark.report();
+    }
+    repairRemarks.clear();
+    takenBack.clear();
+  });
   std::string why;
   llvm::raw_string_ostream os(why);
   FailureOr<SmallVector<rules::Dist>> inferred =
@@ -532,13 +880,15 @@ LogicalResult Completion::visitRuleOp(Operation *op,
         InFlightDiagnostic remark =
             op->emitRemark("completion: reshard of operand #")
             << use->getOperandNumber() << " from " << describe(distOf(old))
-            << " to " << describe(distOf(use->get())) << ": "
-            << describeOrigin(old, origins.lookup(old)) << ", and '"
-            << op->getName() << "' needs it complete (" << first << ")";
+            << " to " << describe(distOf(use->get())) << ": " << provenance(old)
+            << ", and '" << op->getName() << "' needs it complete (" << first
+            << ")";
+        Operation *placedFor = use->get().getDefiningOp();
         if (Operation *at = hoistCompletion(*use))
           remark << "; completed after '" << at->getName() << "' at "
                  << at->getLoc()
                  << ", where the ops between pass the partial sum on";
+        repairRemarks.emplace_back(placedFor, std::move(remark));
       }
     }
   }
@@ -548,6 +898,13 @@ LogicalResult Completion::visitRuleOp(Operation *op,
         return failure();
   if (failed(inferred))
     return op->emitOpError("has no correct distribution: ") << why;
+  std::string pricedNot;
+  if (reshardOperandsInstead(op, rule, *inferred, pricedNot)) {
+    why.clear();
+    inferred = rule.inferResultDistributions(os);
+    if (failed(inferred))
+      return op->emitOpError("has no correct distribution: ") << why;
+  }
 
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -574,7 +931,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     // reshard after it gives the rest the declared distribution (of the
     // same global tensor, or reshard says why not).
     Type declared = result.getType();
-    std::string declaredWhy = describeOrigin(result, origins.lookup(result));
+    std::string declaredWhy = provenance(result);
     result.setType(withDist(declared, attr));
     origins[result] = op;
     OpBuilder b(op->getContext());
@@ -586,7 +943,8 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     op->emitRemark("completion: reshard of result #")
         << i << " from " << describe(attr) << ", which the rule of '"
         << op->getName() << "' computes, to "
-        << describe(getTensorDist(declared)) << ": " << declaredWhy;
+        << describe(getTensorDist(declared)) << ": " << declaredWhy
+        << pricedNot;
   }
   // A destination-style op's result has its init's type: an init decided
   // otherwise (a partial result into a replicated init) is resharded.
@@ -783,10 +1141,35 @@ LogicalResult Completion::visit(Operation *op) {
   // A cast keeps the distribution (the check refuses one that changes it).
   if (auto cast = dyn_cast<tensor::CastOp>(op)) {
     auto type = dyn_cast<RankedTensorType>(cast.getType());
-    TensorDistAttr d = distOf(cast.getSource());
-    if (type && isUndecided(cast.getResult()) && isKnown(cast.getSource()))
+    Value source = cast.getSource();
+    TensorDistAttr d = distOf(source);
+    if (!type || !isKnown(source))
+      return success();
+    if (isUndecided(cast.getResult())) {
       decide(cast.getResult(),
              withTensorDist(type, d && !d.isReplicated() ? d : nullptr), op);
+      return success();
+    }
+    // A source completion decided otherwise than the cast's written result
+    // is resharded to it (a written source that disagrees stays for the
+    // check to report).
+    TensorDistAttr to = getTensorDist(type);
+    if (!d || !to || d == to || !completed.contains(source) ||
+        !inMarkedFunction(op))
+      return success();
+    std::optional<RankedTensorType> target =
+        retyped(source, to, /*explicitReplicated=*/true);
+    if (!target)
+      return cast.emitOpError("completion: the operand, ")
+             << describe(d) << ", does not divide as the result's " << to;
+    OpBuilder b(op);
+    FailureOr<Value> r = reshard(b, op->getLoc(), source, *target);
+    if (failed(r))
+      return failure();
+    op->emitRemark("completion: reshard of operand #0 from ")
+        << describe(d) << " to " << describe(to) << ": " << provenance(source)
+        << ", and the cast's result is declared " << describe(to);
+    cast.getSourceMutable().set(*r);
     return success();
   }
   // A collective makes of its operand's distribution what it does.
@@ -872,19 +1255,17 @@ bool Completion::guessOperands(Operation *op) {
       return true;
     }
   auto rule = dyn_cast<DistributionRuleInterface>(op);
-  if (!rule)
+  MeshAttr mesh = meshOf(op);
+  if (!rule || !mesh)
     return false;
   std::string ignored;
   llvm::raw_string_ostream os(ignored);
-  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
-  if (failed(mesh) || !*mesh)
-    return false;
 
   // Candidates, in order: from the loops (linalg), then the split of each
   // known operand and result of the same rank, then replicated.
   SmallVector<SmallVector<TensorDistAttr>> candidates;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    candidates.push_back(linalgCandidate(linalgOp, *mesh, undecided));
+    candidates.push_back(linalgCandidate(linalgOp, mesh, undecided));
   SmallVector<Value> known;
   for (Value v : op->getOperands())
     if (!isUndecided(v) && distOf(v))
@@ -1079,10 +1460,53 @@ static void splitFreshTensors(
   }
 }
 
+/// A constraint is a written encoding of its operand: an undecided operand
+/// (in a marked function) takes it, one decided otherwise (an argument, a
+/// written encoding, another constraint) is resharded to it. Either way the
+/// constraint's users then take the operand.
+LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
+                                            bool marked) {
+  Value in = constraint.getInput();
+  Type pinned = constraint.getResult().getType();
+  bool undecidedInput =
+      marked && !distOf(in) &&
+      !(isa<BlockArgument>(in) &&
+        cast<BlockArgument>(in).getOwner()->isEntryBlock() &&
+        isa<FunctionOpInterface>(
+            cast<BlockArgument>(in).getOwner()->getParentOp()));
+  Value out = in;
+  if (undecidedInput) {
+    retype(in, pinned);
+    pins.try_emplace(in, constraint.getLoc());
+  } else if (in.getType() != pinned) {
+    OpBuilder b(constraint);
+    FailureOr<Value> r = reshard(b, constraint.getLoc(), in, pinned);
+    if (failed(r))
+      return failure();
+    out = *r;
+    if (!isReplicated(distOf(in)) || !isReplicated(distOf(out)))
+      constraint->emitRemark("completion: reshard of operand #0 from ")
+          << describe(distOf(in)) << " to " << describe(distOf(out)) << ": "
+          << describePin(constraint.getLoc(), distOf(out)) << ", and "
+          << provenance(in);
+  }
+  constraint.getResult().replaceAllUsesWith(out);
+  constraint->erase();
+  return success();
+}
+
 LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
   SmallVector<std::pair<Operation *, Operation *>> copies;
   for (FunctionOpInterface f : functions)
     splitFreshTensors(f, copies);
+  for (FunctionOpInterface f : functions) {
+    SmallVector<ConstraintOp> constraints;
+    f.getFunctionBody().walk([&](ConstraintOp c) { constraints.push_back(c); });
+    for (ConstraintOp c : constraints)
+      if (failed(
+              consumeConstraint(c, f->hasAttr(DistDialect::kCompleteAttrName))))
+        return failure();
+  }
   for (FunctionOpInterface f : functions) {
     // Arguments are what callers pass: constraints, replicated when
     // unencoded. In a function that is not marked (all-functions), a cast
@@ -1196,6 +1620,19 @@ struct DistCompletePass
     Completion completion(replicateUnknownOps, model);
     if (failed(completion.run(functions)))
       return signalPassFailure();
+    // A constraint outside the completed functions states what holds (its
+    // verifier saw to that): the pass consumes it there too.
+    // An unencoded operand pinned to the explicit replicated encoding
+    // takes it through a reshard that lowers to a cast.
+    module.walk([](ConstraintOp c) {
+      Value out = c.getInput();
+      if (out.getType() != c.getResult().getType()) {
+        OpBuilder b(c);
+        out = ReshardOp::create(b, c.getLoc(), c.getResult().getType(), out);
+      }
+      c.getResult().replaceAllUsesWith(out);
+      c->erase();
+    });
     numCompleted += completion.numCompleted;
     numReshards += completion.numReshards;
   }

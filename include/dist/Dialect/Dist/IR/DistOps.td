@@ -323,6 +323,33 @@ def Dist_ReshardOp : Dist_Op<"reshard", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
+def Dist_ConstraintOp : Dist_Op<"constraint", [Pure]> {
+  let summary = "Pin a value's distribution for completion";
+  let description = [{
+    States that `input` has the distribution its result type carries: in a
+    function marked `dist.complete`, `--dist-complete` takes it as a written
+    encoding of `input` (an undecided `input` gets it, and the ops around
+    are completed to agree, with reshards where the cost model puts them;
+    an `input` decided otherwise is resharded to it, with a remark), then
+    replaces the constraint with its operand. Outside a marked function it
+    only states what holds: the types must be equal, and it folds away. It
+    keeps the local shape (a constraint moves no data; `dist.reshard`
+    does), and it is never lowered: the passes after completion refuse a
+    constraint that is left.
+
+    ```mlir
+    %y = dist.matmul %x, %w : ... -> tensor<64x4096xf32>
+    %c = dist.constraint %y : tensor<64x4096xf32>
+        -> tensor<64x4096xf32, #dist.tensor<#mesh, [-1, -1]>>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Dist_WaitOp : Dist_Op<"wait", [
     TypesMatchWith<"result is the value type of the future", "future", "result",
                    "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {

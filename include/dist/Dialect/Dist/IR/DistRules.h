@@ -164,8 +164,9 @@ bool holds(TensorDistAttr declared, const Dist &computed, size_t rank);
 bool isAwaitingCompletion(Operation *op);
 
 /// Fails, with an error at the first function in `root` (itself included)
-/// still marked `dist.complete`: its undecided tensors were never checked,
-/// so nothing may check or lower it as if it were complete.
+/// still marked `dist.complete` (its undecided tensors were never checked,
+/// so nothing may check or lower it as if it were complete) or the first
+/// dist.constraint left (completion's input, which nothing lowers).
 LogicalResult requireCompleted(Operation *root);
 
 /// Checks the declared result encodings of `op`, which implements

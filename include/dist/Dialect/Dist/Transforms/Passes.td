@@ -228,7 +228,8 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
   let description = [{
     Completes the encodings of every function marked `{dist.complete}`
     (with `all-functions`, of every function with an encoded tensor): its
-    arguments and every written encoding are constraints, and every other
+    arguments, every written encoding and every `dist.constraint` (which
+    the pass consumes) are constraints, and every other
     ranked tensor (an unencoded op result, block argument or function
     result) takes the distribution the rules give it. In a marked function
     the verifiers leave such values to this pass (an op with an unencoded
@@ -251,8 +252,9 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     which dim a reduce-scatter, slice or all-to-all splits.
 
     Where two constraints disagree a `dist.reshard` goes in, with a remark
-    that names both: after an op whose rule computes another distribution
-    than its result declares, before an op that needs a partial operand
+    that names both: around an op whose rule computes another distribution
+    than its result declares (after it, or before it on the operands when
+    the cost model prices that cheaper), before an op that needs a partial operand
     complete (a nonlinear op, an addition of a partial and a replicated
     value), and on an edge whose two ends differ. `--dist-lower-reshard`
     turns them into collectives. Local shapes are written, so the two
