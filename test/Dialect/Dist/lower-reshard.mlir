@@ -112,3 +112,20 @@ func.func @unencoded(%p: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial 
   %2 = dist.reshard %r : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<8x16xf32>
   return %0, %1, %2 : tensor<8x16xf32>, tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2]>
+// Replicated to replicated is a cast, whatever the element type and the
+// shapes: index has no size to price, a dynamic dim none to plan with.
+// CHECK-LABEL: func @spelled
+// CHECK-NEXT: %[[A:.*]] = tensor.cast %arg0 : tensor<8xindex> to tensor<8xindex, #dist.tensor<#{{.*}}, [-1]>>
+// CHECK-NEXT: %[[B:.*]] = tensor.cast %arg1 : tensor<?x4xf16, #dist.tensor<#{{.*}}, [-1, -1]>> to tensor<?x4xf16>
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @spelled(%x: tensor<8xindex>, %y: tensor<?x4xf16, #dist.tensor<#mesh, [-1, -1]>>) -> (tensor<8xindex, #dist.tensor<#mesh, [-1]>>, tensor<?x4xf16>) {
+  // expected-remark @+1 {{0 steps}}
+  %a = dist.reshard %x : tensor<8xindex> -> tensor<8xindex, #dist.tensor<#mesh, [-1]>>
+  // expected-remark @+1 {{0 steps}}
+  %b = dist.reshard %y : tensor<?x4xf16, #dist.tensor<#mesh, [-1, -1]>> -> tensor<?x4xf16>
+  return %a, %b : tensor<8xindex, #dist.tensor<#mesh, [-1]>>, tensor<?x4xf16>
+}

@@ -62,14 +62,30 @@ struct DistLowerReshardPass
                       Location passLoc) {
     RankedTensorType in = op.getInput().getType();
     RankedTensorType out = op.getResult().getType();
-    if (!in.hasStaticShape() || !out.hasStaticShape())
-      return op.emitOpError("cannot be planned: its shapes are not static");
     TensorDistAttr from = getTensorDist(in), to = getTensorDist(out);
     // The verifier allows one unencoded side: replicated on the other's mesh.
     if (!from)
       from = TensorDistAttr::getReplicated(to.getMesh(), in.getRank());
     if (!to)
       to = TensorDistAttr::getReplicated(from.getMesh(), out.getRank());
+    // Only the encoding is spelled differently: a cast, whatever the shapes
+    // and the element type.
+    if (from == to) {
+      if (remarks) {
+        ReshardPlan none;
+        none.peakLocalBytes = CostModel::tensorBytes(in).value_or(0);
+        emitPlanRemark(op, none);
+      }
+      b.setInsertionPoint(op);
+      Location loc = FusedLoc::get(&getContext(), {op.getLoc(), passLoc});
+      op.replaceAllUsesWith(
+          tensor::CastOp::create(b, loc, out, op.getInput()).getResult());
+      op.erase();
+      ++numReshards;
+      return success();
+    }
+    if (!in.hasStaticShape() || !out.hasStaticShape())
+      return op.emitOpError("cannot be planned: its shapes are not static");
     SmallVector<int64_t> global = mesh::globalShape(in.getShape(), from);
     std::string whyNot;
     FailureOr<ReshardPlan> plan =
