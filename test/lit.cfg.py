@@ -53,6 +53,19 @@ if clang_format:
     config.available_features.add("clang-format")
     config.substitutions.append(("%clang_format", clang_format))
 
+# The ignore-rules test asks git about the source tree: it needs git and a
+# checkout (a tarball of the sources has no .git).
+if shutil.which("git") and os.path.exists(
+        os.path.join(config.dist_src_root, ".git")):
+    config.available_features.add("git-checkout")
+
+# Python files are checked with pyflakes3 (Debian's pyflakes3 package,
+# which scripts/bootstrap.sh installs), as C++ files are with clang-format.
+pyflakes = shutil.which("pyflakes3")
+if pyflakes:
+    config.available_features.add("pyflakes")
+    config.substitutions.append(("%pyflakes", pyflakes))
+
 if config.enable_sanitizers:
     config.available_features.add("sanitizers")
     # A leak or a UBSan report (fatal: -fno-sanitize-recover) fails the test.
