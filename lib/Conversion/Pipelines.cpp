@@ -19,9 +19,15 @@ void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
   // A reshard that no pipeline lowered yet gets its default plan.
   pm.addNestedPass<func::FuncOp>(createDistLowerReshard());
   pm.addPass(createConvertDistToLinalg());
-  pm.addPass(createConvertDistToMPI(ConvertDistToMPIOptions{
-      options.entry, options.worldSize, options.traceCollectives,
-      options.traceEvents, options.requireEntry}));
+  // By name, not by position: a reordering of Passes.td must not swap the
+  // three booleans.
+  ConvertDistToMPIOptions toMPI;
+  toMPI.entry = options.entry;
+  toMPI.worldSize = options.worldSize;
+  toMPI.traceCollectives = options.traceCollectives;
+  toMPI.traceEvents = options.traceEvents;
+  toMPI.requireEntry = options.requireEntry;
+  pm.addPass(createConvertDistToMPI(toMPI));
   // The upstream half: the passes that take MLIR 22 from linalg on tensors
   // to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

@@ -9,25 +9,30 @@
 using namespace mlir;
 using namespace mlir::dist;
 
+// Every pass's options are copied by name, never by position: a reordering
+// of Passes.td must not swap two options of one type.
+
+/// The options of a pass that estimates time with the cost model, whose
+/// four options every such pass spells alike.
+template <typename Options>
+static Options withCostModel(const DistAutoParallelOptions &options) {
+  Options result;
+  result.peakTflops = options.peakTflops;
+  result.linkLatencyUs = options.linkLatencyUs;
+  result.linkBandwidthGBps = options.linkBandwidthGBps;
+  result.costModelFile = options.costModelFile;
+  return result;
+}
+
 void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
   // Completion first: what the input leaves out is inferred (and checked)
   // before anything relies on it.
-  DistCompleteOptions complete;
-  complete.peakTflops = options.peakTflops;
-  complete.linkLatencyUs = options.linkLatencyUs;
-  complete.linkBandwidthGBps = options.linkBandwidthGBps;
-  complete.costModelFile = options.costModelFile;
-  pm.addPass(createDistComplete(complete));
+  pm.addPass(createDistComplete(withCostModel<DistCompleteOptions>(options)));
   // The reshards completion inserted, and those the input has, become
-  // collectives before any rewrite looks at collectives. Options by name: a
-  // reordering of Passes.td must not swap them.
-  DistLowerReshardOptions reshard;
+  // collectives before any rewrite looks at collectives.
+  auto reshard = withCostModel<DistLowerReshardOptions>(options);
   reshard.remarks = options.remarks;
-  reshard.peakTflops = options.peakTflops;
-  reshard.linkLatencyUs = options.linkLatencyUs;
-  reshard.linkBandwidthGBps = options.linkBandwidthGBps;
-  reshard.costModelFile = options.costModelFile;
   pm.addNestedPass<func::FuncOp>(createDistLowerReshard(reshard));
   // The input's claims (and completion's) are checked before the
   // rewrites, and the rewrites' output after.
@@ -36,21 +41,23 @@ void mlir::dist::buildDistAutoParallelPipeline(
   pm.addNestedPass<func::FuncOp>(createDistDropoutSeed());
   // The embedding lowering adds the dp sync of the table gradient, so it
   // runs before AMP looks for the last gradient.
-  pm.addPass(createDistParallelEmbedding(DistParallelEmbeddingOptions{
-      options.useAvgAllreduce, options.requireRowSplit}));
+  DistParallelEmbeddingOptions embedding;
+  embedding.useAvgAllreduce = options.useAvgAllreduce;
+  embedding.requireRowSplit = options.requireRowSplit;
+  pm.addPass(createDistParallelEmbedding(embedding));
   pm.addPass(createDistAmpCheckFinite());
   // Overlap last: it reorders the backward, which the others do not care
   // about, and it must see the final allreduces.
-  pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(
-      DistMatmulGradOverlapOptions{options.remarks, options.minOverlapRatio,
-                                   options.peakTflops, options.linkLatencyUs,
-                                   options.linkBandwidthGBps,
-                                   options.costModelFile}));
+  auto overlap = withCostModel<DistMatmulGradOverlapOptions>(options);
+  overlap.remarks = options.remarks;
+  overlap.minOverlapRatio = options.minOverlapRatio;
+  pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(overlap));
   // Streams last: they turn the final collectives into futures and waits.
-  pm.addNestedPass<func::FuncOp>(createDistAssignStreams(
-      DistAssignStreamsOptions{llvm::to_vector(options.mpAxes),
-                               llvm::to_vector(options.dpAxes),
-                               llvm::to_vector(options.shardingAxes)}));
+  DistAssignStreamsOptions streams;
+  streams.mpAxes = llvm::to_vector(options.mpAxes);
+  streams.dpAxes = llvm::to_vector(options.dpAxes);
+  streams.shardingAxes = llvm::to_vector(options.shardingAxes);
+  pm.addNestedPass<func::FuncOp>(createDistAssignStreams(streams));
   pm.addPass(createDistVerifyDistributions());
 }
 
