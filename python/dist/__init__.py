@@ -10,85 +10,45 @@
 The package stands on dist's C API (libDistCAPI.so): attributes, types and
 the mesh arithmetic are the C++ ones. Failures raise DiagnosticError with
 every diagnostic; nothing is printed to stderr.
+
+The extension is loaded on first use of a name that needs it (dist.Context,
+dist.Module, ...): dist.run, which lowers and runs programs through the
+tools, is pure Python and loads no native code of its own.
 """
 
 from ._version import __version__
 from ._errors import Diagnostic, DiagnosticError, Location
-from ._dist import (Attribute, Block, Context, FutureType, Mesh, Module,
-                    Operation, Region, TensorDist, TensorType, Type, Value)
-from .builder import FunctionBuilder
-from .mpi import RunError, build_native, calibrate, parse_rank_output, run_on_mpi
+from .run import RunError, build_native, calibrate, parse_rank_output, run_on_mpi
 
-import json as _json
-import os as _os
-import tempfile as _tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # What __getattr__ gives, for type checkers.
+    from ._core import (Attribute, Block, Context, FunctionBuilder, FutureType, Mesh,
+                        Module, Operation, PassManager, Region, TensorDist, TensorType,
+                        Type, Value, overlap_report)
+
+# The names _core (the extension and what stands on it) provides.
+_CORE = ("Attribute", "Block", "Context", "FunctionBuilder", "FutureType", "Mesh",
+         "Module", "Operation", "PassManager", "Region", "TensorDist", "TensorType",
+         "Type", "Value", "overlap_report")
 
 __all__ = [
     "Attribute", "Block", "Context", "Diagnostic", "DiagnosticError",
     "FunctionBuilder", "FutureType", "Location", "Mesh", "Module",
     "Operation", "PassManager", "Region", "RunError", "TensorDist",
-    "TensorType", "Type", "Value", "build_native", "overlap_report",
-    "calibrate", "parse_rank_output", "run_on_mpi", "__version__",
+    "TensorType", "Type", "Value", "build_native", "calibrate",
+    "overlap_report", "parse_rank_output", "run_on_mpi", "__version__",
 ]
 
 
-class PassManager:
-    """A textual pass pipeline, checked when made and run on modules:
-
-        pm = dist.PassManager("dist-auto-parallel{peak-tflops=50}")
-        pm.run(module)
-    """
-
-    def __init__(self, pipeline, context=None):
-        self.pipeline = pipeline
-        # Parse now, on an empty module, so that a bad pipeline fails here.
-        Module.create(context).run(pipeline)
-
-    def run(self, module):
-        """Runs the pipeline on `module`; returns its warnings and remarks."""
-        return module.run(self.pipeline)
+def __getattr__(name):
+    if name in _CORE:
+        from . import _core
+        value = getattr(_core, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dist' has no attribute {name!r}")
 
 
-def overlap_report(module, **options):
-    """The --dist-overlap-report of `module` as data: {"functions": [{"name",
-    "compute_us", "comm_us", "exposed_comm_us", "makespan_us"}, ...]}.
-    `options` are the pass's (peak_tflops=..., link_latency_us=...,
-    link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
-    The module is not changed."""
-    copy = Module.parse(str(module), context=module.context)
-    with _tempfile.TemporaryDirectory() as tmp:
-        path = _os.path.join(tmp, "report.json")
-        flags = [f"output={path}", "format=json"]
-        for key, value in options.items():
-            flags.append(f"{key.replace('_', '-')}={value}")
-        copy.run("dist-overlap-report{" + " ".join(flags) + "}")
-        with open(path) as f:
-            return _json.load(f)
-
-
-def _read(path, context=None):
-    """Parses the module in file `path`: MLIR text or bytecode."""
-    with open(path, "rb") as f:
-        return Module.parse(f.read(), filename=path, context=context)
-
-
-def _walk(self):
-    """Every operation of the module, nested ones included, in pre-order."""
-    stack = list(reversed(self.operations))
-    while stack:
-        op = stack.pop()
-        yield op
-        for region in reversed(op.regions):
-            for block in reversed(region.blocks):
-                stack.extend(reversed(block.operations))
-
-
-def _function(self, name, args=(), private=False, markers=None):
-    """A FunctionBuilder for a new function `name` of this module."""
-    return FunctionBuilder(self, name, args, private, markers)
-
-
-Module.read = staticmethod(_read)
-Module.walk = _walk
-Module.function = _function
-Module.overlap_report = overlap_report
+def __dir__():
+    return sorted(set(globals()) | set(_CORE))

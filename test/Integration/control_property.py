@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 import dist
-from dist.mpi import RunError
+from dist.run import RunError
 
 SHAPE, NAMES = [2, 2], ["dp", "mp"]
 X = np.array([1.5, -2.0, 3.25, 0.5], dtype=np.float32)

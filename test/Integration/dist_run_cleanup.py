@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dist-run leaves nothing behind: after a timeout, SIGTERM or SIGINT, no
 process of the run is left and its temporary directory is gone; nor after
-SIGTERM during --calibrate, which runs a dist-run of its own.
+SIGTERM during --calibrate, while it runs its microbenchmarks.
 
   dist_run_cleanup.py DIST_RUN HANGING_PROGRAM FINISHING_PROGRAM
 
@@ -98,15 +98,15 @@ def check(label, dist_run, program, tmpdir, tag, send=None, launcher=None):
 
 
 def check_calibrate(dist_run, tmpdir):
-    """SIGTERM during --calibrate: the inner traced run is stopped and
-    cleaned up too, and no cost-model file is written."""
+    """SIGTERM during --calibrate: the traced run of the microbenchmarks is
+    stopped and cleaned up too, and no cost-model file is written."""
     out_file = os.path.join(os.path.dirname(tmpdir), "costs.json")
     env = dict(os.environ, TMPDIR=tmpdir)
     proc = subprocess.Popen([dist_run, "-n", "2", "--calibrate", out_file],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     deadline = time.time() + 60
-    # The inner dist-run's own directory, with its trace state, in TMPDIR.
+    # dist-run's directory in TMPDIR, with the run's trace state.
     while not glob.glob(os.path.join(tmpdir, "dist-run-*", "trace")):
         if time.time() > deadline or proc.poll() is not None:
             print("FAILED: calibrate: the run never started")

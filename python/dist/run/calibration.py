@@ -1,0 +1,278 @@
+"""dist-run --calibrate: microbenchmarks of this machine's collectives and
+lowered matmuls, run with the runtime a program gets, timed from their
+trace, fitted into a cost-model file (the passes' cost-model=FILE)."""
+import io
+import json
+import os
+import re
+import statistics
+import time
+
+from . import launch, trace as tracing
+from .config import RunConfig
+from .errors import RunError, fail
+
+# What --calibrate measures: collectives of these many f32 values, matmuls
+# of this (M, K, N), each REPS times after one warm-up.
+CALIBRATE_ELEMENTS = [256, 4096, 65536, 1048576]
+CALIBRATE_MATMUL = (384, 384, 384)
+CALIBRATE_REPS = 5
+
+
+# The collectives --calibrate measures, as the cost-model file names them.
+CALIBRATE_COLLECTIVES = ("allreduce", "broadcast", "all-gather", "reduce-scatter",
+                         "all-to-all")
+
+
+def redistribution_chain(kind, g, elements):
+    """The timed ops of `kind` on a mesh [N / g, g] moving `elements` f32
+    values per process (the operand of an allreduce, broadcast or
+    reduce-scatter, the gathered result of an all-gather, the shard of an
+    all-to-all), as the cost model prices them: a cycle of (op with {} for
+    its operand, operand type, result type, local op that makes the operand
+    from the previous result, or None)."""
+    mesh = f"#g{g}"
+    enc = lambda dims, partial="": (
+        f"#dist.tensor<{mesh}, [{', '.join(map(str, dims))}]{partial}>")
+    t = lambda shape, e=None: (
+        "tensor<" + "x".join(map(str, shape)) + "xf32" + (f", {e}" if e else "") + ">")
+    on = f"on {mesh} axes = [1]"
+    if kind == "allreduce":
+        ty = t([elements])
+        return [(f"dist.allreduce {{}} {on} reduce = max", ty, ty, None)]
+    if kind == "broadcast":
+        ty = t([elements])
+        return [(f"dist.broadcast {{}} {on} root = 0", ty, ty, None)]
+    if kind == "all-gather":
+        shard, whole = t([elements // g], enc([1])), t([elements], enc([-1]))
+        return [(f"dist.all_gather {{}} {on}", shard, whole, f"dist.all_slice {{}} {on}")]
+    if kind == "reduce-scatter":
+        whole = t([elements], enc([-1], ", partial = [1 : max]"))
+        shard = t([elements // g], enc([1]))
+        return [(f"dist.reduce_scatter {{}} {on} reduce = max", whole, shard,
+                 f"dist.make_partial {{}} {on} reduce = max")]
+    # all-to-all: a [g, elements] tensor whose split moves between its dims.
+    rows, cols = t([1, elements], enc([1, -1])), t([g, elements // g], enc([-1, 1]))
+    return [(f"dist.all_to_all {{}} {on}", rows, cols, None),
+            (f"dist.all_to_all {{}} {on}", cols, rows, None)]
+
+
+def calibration_program(n):
+    """The microbenchmark program for n processes, and what each of its
+    timed ops is: {line: (kind, group size, bytes or flops, repetition)}.
+    Collectives are blocking and chained (each reduces the previous
+    result), so that nothing is dead; a matmul is timed as the compute
+    between two one-value allreduces over all processes, the second of which
+    reads the matmul's result."""
+    groups = [g for g in range(2, n + 1) if n % g == 0]
+    lines = [f'#g{g} = #dist.mesh<shape = [{n // g}, {g}], names = ["rest", "group"]>'
+             for g in groups]
+    lines += [f'#world = #dist.mesh<shape = [{n}], names = ["all"]>', "func.func @main() {"]
+    ops = {}
+
+    def emit(text, what=None):
+        lines.append("  " + text)
+        if what:
+            ops[len(lines)] = what
+
+    emit("%one = arith.constant 1.0 : f32")
+    emit("%tiny = tensor.splat %one : tensor<1xf32>")
+    for g in groups:
+        for kind in CALIBRATE_COLLECTIVES:
+            for elements in CALIBRATE_ELEMENTS:
+                # The redistributions split a dim over the group.
+                elements -= elements % g
+                chain = redistribution_chain(kind, g, elements)
+                prev = f"%{kind}_{g}_{elements}_init"
+                emit(f"{prev} = tensor.splat %one : {chain[0][1]}")
+                for rep in range(CALIBRATE_REPS + 1):
+                    name = f"%{kind}_{g}_{elements}_{rep}"
+                    # Each repetition undoes the last one's change of
+                    # distribution locally (a slice or a partial view,
+                    # untimed), so that the next one has its operand.
+                    op, t_in, t_out, back = chain[rep % len(chain)]
+                    if back and rep > 0:
+                        emit(f"{name}_in = {back.format(prev)} : {t_out} -> {t_in}")
+                        prev = f"{name}_in"
+                    emit(f"{name} = {op.format(prev)} : {t_in} -> {t_out}",
+                         (kind, g, elements * 4, rep))
+                    prev = name
+    m, k, nn = CALIBRATE_MATMUL
+    flops = 2 * m * k * nn
+    T = lambda a, b: f"tensor<{a}x{b}xf32>"
+    emit(f"%mx = arith.constant dense<0.5> : {T(m, k)}")
+    emit(f"%mw = arith.constant dense<0.25> : {T(k, nn)}")
+    emit(f"%mdy = arith.constant dense<0.125> : {T(m, nn)}")
+    emit("%sync0 = dist.allreduce %tiny on #world axes = [0] reduce = max : "
+         "tensor<1xf32> -> tensor<1xf32>")
+    forms = [
+        ("matmul", flops, f"dist.matmul %mx, %mw : {T(m, k)}, {T(k, nn)} -> {T(m, nn)}"),
+        # The split's dY matmul: x^T dY, contracting the rows.
+        ("matmul-transpose-x", flops,
+         f"dist.matmul %mx, %mdy transpose_x : {T(m, k)}, {T(m, nn)} -> {T(k, nn)}"),
+        # The split's dX matmul: dY W^T.
+        ("matmul-transpose-y", flops,
+         f"dist.matmul %mdy, %mw transpose_y : {T(m, nn)}, {T(k, nn)} -> {T(m, k)}"),
+        ("matmul-grad", 2 * flops,
+         f"dist.matmul_grad %mx, %mw, %mdy : {T(m, k)}, {T(k, nn)}, {T(m, nn)} -> "
+         f"{T(m, k)}, {T(k, nn)}"),
+    ]
+    sync = 0
+    for form, form_flops, op in forms:
+        for rep in range(CALIBRATE_REPS + 1):
+            result = f"%{form.replace('-', '_')}_{rep}"
+            emit(f"{result}{':2' if form == 'matmul-grad' else ''} = {op}")
+            value = f"{result}#1" if form == "matmul-grad" else result
+            shape = {"matmul": T(m, nn), "matmul-transpose-y": T(m, k)}.get(form, T(k, nn))
+            emit(f"{result}_s = tensor.extract_slice {value}[0, 0] [1, 1] [1, 1] : "
+                 f"{shape} to tensor<1x1xf32>")
+            emit(f"{result}_c = tensor.collapse_shape {result}_s [[0, 1]] : "
+                 "tensor<1x1xf32> into tensor<1xf32>")
+            sync += 1
+            emit(f"%sync{sync} = dist.allreduce {result}_c on #world axes = [0] reduce = max : "
+                 "tensor<1xf32> -> tensor<1xf32>", (form, n, form_flops, rep))
+    emit("return")
+    lines.append("}")
+    return "\n".join(lines) + "\n", ops
+
+
+def fit_link(points):
+    """latency (us) and bandwidth (GB/s) of `latency + bytes / bandwidth`
+    through the smallest and the largest message's medians."""
+    (b0, t0), (b1, t1) = points[0], points[-1]
+    per_byte = (t1 - t0) / (b1 - b0) if b1 > b0 else 0.0
+    if per_byte <= 0:
+        # The largest message was no slower than the smallest (a loaded
+        # machine stalled the small one): the line through the largest
+        # alone, with no latency term, rather than a negative bandwidth.
+        return 0.0, 1e-3 * b1 / max(t1, 1e-3)
+    latency = t0 - b0 * per_byte
+    if latency < 0:
+        # Through the largest point with the latency clamped at zero.
+        return 0.0, 1e-3 * b1 / max(t1, 1e-3)
+    return latency, 1e-3 / per_byte
+
+
+def _durations(events, ops):
+    """{(line, rank): microseconds}: a collective's own time, or the compute
+    interval that ends where the one-value allreduce after a matmul starts."""
+    durations = {}
+    for rank in sorted({e["pid"] for e in events}):
+        mine = sorted((e for e in events if e["pid"] == rank and e["tid"] == 0),
+                      key=lambda e: e["ts"])
+        for i, e in enumerate(mine):
+            line = _line_of(e)
+            if e["cat"] != tracing.COLLECTIVE or line not in ops:
+                continue
+            kind = ops[line][0]
+            if kind.startswith("matmul"):
+                before = mine[i - 1] if i > 0 else None
+                if before is None or before["cat"] != tracing.COMPUTE:
+                    fail(f"--calibrate: no compute region before line {line} on rank {rank}")
+                durations[(line, rank)] = before["dur"]
+            else:
+                durations[(line, rank)] = e["dur"]
+    return durations
+
+
+def _line_of(event):
+    """The line of the op an interval times: its location fields, or (a
+    trace of an older runtime) the location its name begins with."""
+    line = event.get("args", {}).get("line")
+    if line is not None:
+        return line
+    found = re.match(r".*?:(\d+):\d+: ", event["name"])
+    return int(found.group(1)) if found else None
+
+
+def calibrate(config, output, tmp):
+    """Runs the microbenchmarks on config.n processes and writes the
+    cost-model file `output`; returns the model."""
+    if config.n < 2:
+        fail("--calibrate needs at least 2 processes (-n): a collective needs a group")
+    # Checked before the run, but written only after it: a failed
+    # calibration leaves no file behind.
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK | os.X_OK):
+        fail(f"--calibrate {output}: cannot write in {directory}")
+    if os.path.isdir(output):
+        fail(f"--calibrate {output}: is a directory")
+    text, ops = calibration_program(config.n)
+    program = os.path.join(tmp, "calibrate.mlir")
+    with open(program, "w") as f:
+        f.write(text)
+    trace_path = os.path.join(tmp, "calibrate.json")
+    config.say(f"calibrating on {config.n} processes ({len(ops)} timed ops)...")
+    # The run's messages are shown only when it fails.
+    errors = io.StringIO()
+    inner = RunConfig(n=config.n, program=program, collectives="off", trace=trace_path,
+                      timeout=config.timeout, seed=0, hosts=config.hosts,
+                      hostfile=config.hostfile, launcher=config.launcher,
+                      keep=config.keep, err=errors)
+    try:
+        status = launch.run(inner, tmp).status
+    except RunError as e:
+        config.err.write(errors.getvalue())
+        fail(f"--calibrate: the microbenchmarks failed: {e.message}", e.returncode)
+    if status != 0:
+        config.err.write(errors.getvalue())
+        fail("--calibrate: the microbenchmarks failed", status)
+    events = tracing.intervals(tracing.read(trace_path))
+    durations = _durations(events, ops)
+    missing = [line for line in ops if not any(l == line for l, _ in durations)]
+    if missing:
+        fail(f"--calibrate: the trace has no event of line {missing[0]}")
+    ranks = sorted({r for _, r in durations})
+    by = {}
+    for line, (kind, group, amount, rep) in ops.items():
+        if rep == 0:
+            continue  # warm-up
+        # A broadcast's root (group coordinate 0: rank % group == 0 on the
+        # [N / group, group] mesh) may return as soon as it has sent: only
+        # the receivers say how long the data takes.
+        times = [durations[(line, r)] for r in ranks if (line, r) in durations
+                 and not (kind == "broadcast" and r % group == 0)]
+        # A collective's last process to arrive waits for nobody: its time
+        # is the collective's. A matmul's is the slower process's, since a
+        # step takes as long as its slowest rank (on this 2-core machine the
+        # ranks' rates differ by up to 30%).
+        t = max(times) if kind.startswith("matmul") else min(times)
+        by.setdefault((kind, group, amount), []).append(t)
+    model = {"dist-cost-model": 1,
+             "measured-on": {"processes": config.n, "how": "dist-run --calibrate",
+                             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "host": os.uname().nodename,
+                             "hosts": (config.hosts or config.hostfile or config.launcher
+                                       or "local"),
+                             "matmul-m-k-n": list(CALIBRATE_MATMUL),
+                             "repetitions": CALIBRATE_REPS, "points": []},
+             "matmul-tflops": {}, **{kind: [] for kind in CALIBRATE_COLLECTIVES}}
+    for (kind, group, amount), times in sorted(by.items()):
+        median = statistics.median(times)
+        model["measured-on"]["points"].append(
+            {"op": kind, "group-size": group,
+             ("flops" if kind.startswith("matmul") else "bytes"): amount,
+             "median-us": round(median, 3)})
+        if kind.startswith("matmul"):
+            model["matmul-tflops"][kind] = amount / (median * 1e-6) / 1e12
+    for kind in CALIBRATE_COLLECTIVES:
+        for group in sorted({g for k, g, _ in by if k == kind}):
+            points = sorted((b, statistics.median(ts)) for (k, g, b), ts in by.items()
+                            if k == kind and g == group)
+            latency, bandwidth = fit_link(points)
+            model[kind].append({"group-size": group, "latency-us": round(latency, 3),
+                                "bandwidth-gbps": bandwidth})
+    try:
+        with open(output, "w") as f:
+            json.dump(model, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        fail(f"--calibrate {output}: {e.strerror}")
+    rates = ", ".join(f"{k} {v * 1e3:.3g} GFLOP/s" for k, v in model["matmul-tflops"].items())
+    config.say(f"cost model of {config.n} processes written to {output}: {rates}")
+    for kind in CALIBRATE_COLLECTIVES:
+        for link in model[kind]:
+            config.say(f"  {kind} in groups of {link['group-size']}: "
+                       f"{link['latency-us']:.1f} us + bytes / "
+                       f"{link['bandwidth-gbps']:.3g} GB/s")
+    return model

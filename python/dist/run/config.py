@@ -1,0 +1,62 @@
+"""What one dist-run invocation is asked to do, as the command line or the
+Python API says it."""
+import dataclasses
+import sys
+from typing import Optional, TextIO
+
+MAX_PROCESSES = 1024
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """The settings of one lowering, build or run.
+
+    `program` is a .mlir file or a native executable; `build` the executable
+    to link instead of running; `trace` the Chrome trace to write (with
+    `build`, "" instruments the executable without writing one);
+    `collectives` is "check", "trace" or "off" (see dist-run --help). `err`
+    receives every message and the processes' stderr."""
+    n: int
+    program: Optional[str] = None
+    entry: str = "main"
+    pass_flags: str = ""
+    keep: Optional[str] = None
+    timeout: float = 120.0
+    seed: Optional[int] = None
+    collectives: str = "check"
+    hosts: Optional[str] = None
+    hostfile: Optional[str] = None
+    launcher: Optional[str] = None
+    trace: Optional[str] = None
+    build: Optional[str] = None
+    err: TextIO = dataclasses.field(default=sys.stderr, repr=False)
+    # Where the ranks' output is printed, rank by rank under "== rank r =="
+    # headers, as the run ends; None keeps it only in the RunResult.
+    out: Optional[TextIO] = dataclasses.field(default=None, repr=False)
+
+    @property
+    def trace_events(self):
+        """Whether the lowering records a timeline of events."""
+        return self.trace is not None
+
+    @property
+    def remote(self):
+        """Whether the processes may run on other machines."""
+        return bool(self.hosts or self.hostfile or self.launcher)
+
+    def say(self, message):
+        print(f"dist-run: {message}", file=self.err, flush=True)
+
+    def stderr_sink(self, tmp, name):
+        """Where a child's stderr goes: inherited when `err` is this
+        process's stderr (so it appears as it is written), else a file of
+        `tmp` that forward() copies into `err`."""
+        if self.err is sys.stderr:
+            return None
+        return open(f"{tmp}/{name}", "w+")
+
+    def forward(self, sink):
+        if sink is not None:
+            sink.seek(0)
+            self.err.write(sink.read())
+            sink.close()

@@ -1,0 +1,77 @@
+"""dist.run, the pure-Python run-and-measure package: it loads no native
+code, its errors are RunError with the tools' status and messages, its
+trace reader checks the format's version, and the old spellings
+(dist.mpi, dist.timeline) still work."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dist
+import dist.run
+from dist.run import RunConfig, RunError, launch, trace
+from conftest import requires_mpich
+
+
+def test_importing_dist_run_loads_no_extension():
+    code = ("import sys, dist.run, dist.run.cli\n"
+            "print('dist._dist' in sys.modules, 'numpy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_extension_loads_on_first_use():
+    assert isinstance(dist.Context, type)
+    assert "Context" in dir(dist)
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        dist.NoSuchName
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"n": 0}, "-n must be at least 1"),
+    ({"n": 2000}, "-n 2000: at most 1024 processes"),
+    ({"n": 2, "entry": "a b"}, "--entry 'a b' is not a function name"),
+    ({"n": 2, "hosts": "a", "hostfile": "b"}, "--hosts and --hostfile: give one"),
+])
+def test_bad_settings_raise_before_anything_runs(tmp_path, settings, message):
+    program = tmp_path / "p.mlir"
+    program.write_text("func.func @main() {\n  return\n}\n")
+    config = RunConfig(program=str(program), **settings)
+    with pytest.raises(RunError, match=message) as e:
+        launch.run(config, str(tmp_path))
+    assert e.value.returncode == 1
+
+
+def test_trace_reader_checks_the_version(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"dist-trace": 2, "traceEvents": []}))
+    with pytest.raises(RunError, match="trace version 2; this dist reads version 1"):
+        trace.read(str(path))
+    path.write_text(json.dumps({"events": []}))
+    with pytest.raises(RunError, match="no 'traceEvents' array"):
+        trace.read(str(path))
+    assert trace.stream_of(0) == "compute" and trace.stream_of(201) == "dp"
+
+
+def test_old_spellings_are_aliases():
+    import dist.mpi
+    import dist.timeline
+    from dist.run import timeline
+    assert dist.mpi.run_on_mpi is dist.run.run_on_mpi is dist.run_on_mpi
+    assert dist.mpi.RunError is RunError is dist.RunError
+    assert dist.timeline.timeline_svg is timeline.timeline_svg
+
+
+@requires_mpich
+def test_run_error_carries_the_messages_and_status():
+    text = ("func.func @main() {\n  %c = arith.constant 1 : index\n"
+            "  %b = tensor.empty(%c) : tensor<?xf32>\n  return\n}\n")
+    with pytest.raises(RunError) as e:
+        dist.run_on_mpi(text, 2, entry="nowhere")
+    assert e.value.returncode == 1
+    assert "cannot lower" in e.value.message
+    assert "nowhere" in e.value.stderr
