@@ -284,6 +284,15 @@ struct Reduction {
 };
 } // namespace
 
+// The runtime numbers streams as the dialect does, so a StreamKind crosses
+// the ABI as its value.
+static_assert(
+    static_cast<int>(StreamKind::Compute) == DIST_STREAM_COMPUTE &&
+        static_cast<int>(StreamKind::ModelParallel) == DIST_STREAM_MP &&
+        static_cast<int>(StreamKind::DataParallel) == DIST_STREAM_DP &&
+        static_cast<int>(StreamKind::Sharding) == DIST_STREAM_SHARDING,
+    "StreamKind and DistStream (DistRuntime.h) must agree");
+
 static DistReduction toRuntime(ReductionKind kind) {
   switch (kind) {
   case ReductionKind::Sum:
@@ -389,7 +398,7 @@ static LogicalResult traceCollective(DistToMPIState &state,
       rewriter.getI64IntegerAttr(int64_t(llvm::xxh3_64bits(what) >> 2)));
   Value countValue = arith::ConstantOp::create(
       rewriter, loc, rewriter.getI64IntegerAttr(count));
-  int64_t stream = 0;
+  int64_t stream = DIST_STREAM_COMPUTE;
   if (op.isAsync())
     stream = static_cast<int64_t>(op.getStream().value_or(StreamKind::Compute));
   Value streamValue = arith::ConstantOp::create(

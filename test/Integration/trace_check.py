@@ -9,7 +9,10 @@ and checks each trace as Perfetto would read it: every rank is a named
 process; every traced collective is there (the runtime's own count); on
 every thread intervals are disjoint or nested; each asynchronous
 collective on a stream lane is issued and waited for on the compute stream
-exactly when its interval begins and ends; every thread is named.
+exactly when its interval begins and ends; every thread is named; the
+trace says its format's version, and every interval of an op (collective,
+issue, wait) carries the op's location as fields, the same the name begins
+with.
 """
 import json
 import os
@@ -25,8 +28,23 @@ import gpt_block  # noqa: E402
 EPS = 0.01  # microseconds: the printed precision of ts/dur
 
 
+def location_problems(e):
+    """An op's interval must carry its location as args.file/line/col, the
+    same its name begins with ("FILE:LINE:COL: ...", after "issue "/"wait ")."""
+    if e["cat"] not in ("collective", "issue", "wait"):
+        return []
+    site = e["name"].split(" ", 1)[1] if e["cat"] in ("issue", "wait") else e["name"]
+    args = e.get("args", {})
+    where = f"{args.get('file')}:{args.get('line')}:{args.get('col')}: "
+    if not site.startswith(where) or not isinstance(args.get("line"), int):
+        return [f"{e['name']}: location fields {args} do not match the name"]
+    return []
+
+
 def problems(trace, procs):
     found = []
+    if trace.get("dist-trace") != 1:
+        found.append(f"trace version {trace.get('dist-trace')}, expected 1")
     events = trace["traceEvents"]
     meta = [e for e in events if e["ph"] == "M"]
     timed = [e for e in events if e["ph"] == "X"]
@@ -44,6 +62,8 @@ def problems(trace, procs):
                          f"the runtime counted {count}")
         if not any(e["cat"] == "function" and e["tid"] == 0 for e in mine):
             found.append(f"rank {rank}: no function call on the compute stream")
+        for e in mine:
+            found += location_problems(e)
         for tid in {e["tid"] for e in mine}:
             if (rank, tid) not in threads:
                 found.append(f"rank {rank}: thread {tid} has no name")
@@ -107,13 +127,16 @@ def checker_finds_broken_traces():
         X("a", "collective", 20, 5, tid=100)]}
     found = problems(bad, 2)
     expected = ["processes [0]", "2 collectives in the trace", "overlap without nesting",
-                "thread 100 has no name", "0 issues and 0 waits", "no function call"]
+                "thread 100 has no name", "0 issues and 0 waits", "no function call",
+                "trace version None", "c: location fields {} do not match"]
     missing = [e for e in expected if not any(e in f for f in found)]
     # A call and the compute it starts with begin together: that nests.
-    nested = {"traceEvents": [
+    located = dict(X("f.mlir:3:7: dist.allreduce", "collective", 5, 10),
+                   args={"file": "f.mlir", "line": 3, "col": 7})
+    nested = {"dist-trace": 1, "traceEvents": [
         M("process_name", name="rank 0"), M("thread_name", name="compute"),
         M("dist_collectives", count=1), X("compute", "compute", 0, 5),
-        X("main", "function", 0, 20), X("c", "collective", 5, 10), X("compute", "compute", 15, 5)]}
+        X("main", "function", 0, 20), located, X("compute", "compute", 15, 5)]}
     if problems(nested, 1):
         missing.append(f"a well-nested trace is reported: {problems(nested, 1)}")
     print(f"{'FAILED' if missing else 'ok'}: the checker reports broken traces"

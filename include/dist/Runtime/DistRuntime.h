@@ -29,6 +29,17 @@ enum DistReduction {
   DIST_REDUCE_AVG = 5
 };
 
+/* The stream a traced collective is issued on, by number. The values are
+ * part of the ABI and equal the dialect's StreamKind values (the lowering
+ * checks that at compile time); names are the IR's spellings. */
+enum DistStream {
+  DIST_STREAM_COMPUTE = 0, /* "compute": a blocking collective */
+  DIST_STREAM_MP = 1,      /* "mp" */
+  DIST_STREAM_DP = 2,      /* "dp" */
+  DIST_STREAM_SHARDING = 3 /* "sharding" */
+};
+#define DIST_NUM_STREAMS 4
+
 /* A request handle that is already complete: dist_wait returns at once. */
 #define DIST_REQUEST_NONE ((int64_t)-1)
 
@@ -129,8 +140,8 @@ int64_t dist_random_seed(int64_t site);
  * is rewritten in place; with DIST_RUNTIME_CHECK=1, it first checks over
  * `comm` that every process of the group starts a collective of the same
  * signature and count, and stops the program with a message when not.
- * `stream` is 0 for a blocking collective, else the dist StreamKind it is
- * issued on (1 mp, 2 dp, 3 sharding). With DIST_RUN_EVENTS_DIR set, the
+ * `stream` is DIST_STREAM_COMPUTE for a blocking collective, else the
+ * DistStream it is issued on. With DIST_RUN_EVENTS_DIR set, the
  * runtime also records a timeline (see dist_trace_collective_end).
  *   MLIR: (memref<?xi8>, i64, i64, i64, !mpi.comm) -> (),
  *         with llvm.emit_c_interface */

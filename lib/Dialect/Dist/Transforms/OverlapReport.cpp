@@ -74,16 +74,17 @@ std::optional<double> errorPercent(double predicted, double measured) {
   return 100.0 * (predicted - measured) / measured;
 }
 
-constexpr unsigned kNumStreams = 4;
-/// The tracks' names, by StreamKind value.
-constexpr const char *kTrackNames[kNumStreams] = {"compute", "mp", "dp",
-                                                  "sharding"};
+/// One track per StreamKind, named as the IR spells it.
+constexpr unsigned kNumStreams = getMaxEnumValForStreamKind() + 1;
+std::string trackName(unsigned track) {
+  return stringifyStreamKind(static_cast<StreamKind>(track)).str();
+}
 
 FunctionReport simulate(func::FuncOp func, const CostModel &model) {
   FunctionReport report;
   report.name = func.getName().str();
   double now = 0; // The compute stream's clock.
-  double streamFree[kNumStreams] = {0, 0, 0, 0};
+  double streamFree[kNumStreams] = {};
   llvm::DenseMap<Value, double> doneAt;
   auto us = [](std::optional<double> seconds) {
     return seconds.value_or(0.0) * 1e6;
@@ -223,7 +224,7 @@ void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
         int64_t pid = index + 1;
         metadata("process_name", pid, std::nullopt, "@" + r.name);
         for (unsigned track = 0; track < kNumStreams; ++track)
-          metadata("thread_name", pid, track, kTrackNames[track]);
+          metadata("thread_name", pid, track, trackName(track));
         for (const Slice &slice : r.slices)
           json.object([&] {
             json.attribute("name", slice.name);
@@ -464,7 +465,7 @@ void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
     y += 20;
     for (unsigned track : tracks) {
       out << llvm::formatv("<text x=\"10\" y=\"{0}\">{1} stream</text>\n",
-                           y + kLane - 5, kTrackNames[track]);
+                           y + kLane - 5, trackName(track));
       out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
                            "stroke=\"#ddd\"/>\n",
                            kLabel, y + kLane / 2, kWidth - 20);
