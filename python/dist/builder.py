@@ -1,12 +1,10 @@
 """Building dist programs: functions with encoded tensor arguments, the dist
 ops, constants, calls and returns, through the C API (no IR text)."""
 
-import math
-
 import numpy as np
 
 from . import _dist
-from ._dist import FutureType, Mesh, TensorDist, TensorType, Type
+from ._dist import FutureType, TensorDist, TensorType, Type
 
 _STREAMS = ("compute", "mp", "dp", "sharding")
 _REDUCTIONS = ("sum", "max", "min", "prod", "avg")

@@ -108,8 +108,8 @@ def check_numbers(path, source):
     got = function["comm_us"]
     if not math.isclose(got, expected, rel_tol=1e-6):
         fail(f"@{function['name']}: comm {got} us, the file's terms give {expected} us")
-    print(f"ok: the fit goes through the measured end points, and the report's "
-          f"communication is the file's latency + bytes / bandwidth")
+    print("ok: the fit goes through the measured end points, and the report's "
+          "communication is the file's latency + bytes / bandwidth")
 
 
 if __name__ == "__main__":

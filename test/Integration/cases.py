@@ -108,7 +108,7 @@ def mlp(ctx, procs, rank3):
     matmul_grad's dX allreduce is what --dist-matmul-grad-overlap moves."""
     lead = [2, 2] if rank3 else [4]
     H, F = 4, 8
-    xs, gs, hs = lead + [H], lead + [H], lead + [F]
+    xs, gs = lead + [H], lead + [H]
     vals = {"x": values(math.prod(xs), 1), "w1": values(H * F, 2),
             "w2": values(F * H, 3), "g": values(math.prod(gs), 4)}
 

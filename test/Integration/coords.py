@@ -13,8 +13,6 @@ rank, or unravels column-major, fails here even if all three agree.
 """
 import sys
 
-import numpy as np
-
 import dist
 
 # (shape, process ids): ids[i] is the rank at row-major position i.

@@ -308,8 +308,8 @@ def probe(ctx, shape, names, op, enc_in, gshape_in, gshape_out):
         enc_out = ([-1] * len(gshape_out), {})
     body = Program(shape, names)
     body.lines = []
-    r = case_text(body, op, [f"%a{i}" for i in range(arity)], enc_in, gshape_in,
-                  enc_out, gshape_out, local_out)
+    case_text(body, op, [f"%a{i}" for i in range(arity)], enc_in, gshape_in,
+              enc_out, gshape_out, local_out)
     args = ", ".join(f"%a{i}: {tin}" for i in range(arity))
     text = (p.head + f"func.func @probe({args}) {{\n" + "\n".join(body.lines) +
             "\n  return\n}\n")

@@ -9,7 +9,8 @@ import pytest
 _BUILD = os.environ.get("DIST_BUILD_DIR",
                         os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 try:
-    import dist  # noqa: F401
+    import importlib
+    importlib.import_module("dist")
 except ImportError:
     sys.path.insert(0, os.path.join(_BUILD, "python_packages"))
 

@@ -2,8 +2,6 @@
 import os
 import random
 
-import pytest
-
 import dist
 from conftest import EXAMPLES
 
