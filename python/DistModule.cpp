@@ -749,47 +749,48 @@ void declareFunction(Module &module, const std::string &name,
 }
 
 /// A dense constant attribute of `type` from a numpy array of its shape.
+/// A dense constant of `type` from `values`: one per element, or one for
+/// all of them (a splat, which the IR keeps as one value whatever the
+/// shape).
 Attribute denseElements(const TensorType &type, py::array values) {
   MlirType t = type.type;
-  type.ctx->get();
-  intptr_t n = mlirShapedTypeGetRank(t) == 0 ? 1 : 1;
+  MlirContext ctx = type.ctx->get();
+  intptr_t n = 1;
   for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d) {
     int64_t size = mlirShapedTypeGetDimSize(t, d);
     if (size < 0)
       throw py::value_error("a constant needs a static shape");
     n *= size;
   }
-  if (values.size() != n)
+  bool splat = values.size() == 1 && n != 1;
+  if (values.size() != n && !splat)
     throw py::value_error("the constant has " + std::to_string(values.size()) +
-                          " values, the type " + std::to_string(n));
+                          " values, the type " + std::to_string(n) +
+                          " (or give one value for all)");
   // The encoding (if any) stays on the type: a constant may be annotated.
   MlirType element = mlirShapedTypeGetElementType(t);
-  MlirAttribute attr;
+  std::vector<MlirAttribute> elements;
   if (mlirTypeIsAF32(element) || mlirTypeIsAF16(element) ||
       mlirTypeIsABF16(element) || mlirTypeIsAF64(element)) {
     auto v =
         py::array_t<double, py::array::c_style | py::array::forcecast>(values);
-    std::vector<double> data(v.data(), v.data() + n);
-    if (mlirTypeIsAF64(element)) {
-      attr = mlirDenseElementsAttrDoubleGet(t, n, data.data());
-    } else {
-      std::vector<MlirAttribute> elements;
-      for (double d : data)
-        elements.push_back(mlirFloatAttrDoubleGet(type.ctx->get(), element, d));
-      attr = mlirDenseElementsAttrGet(t, n, elements.data());
-    }
+    if (mlirTypeIsAF64(element) && !splat)
+      return Attribute{type.ctx,
+                       mlirDenseElementsAttrDoubleGet(t, n, v.data())};
+    for (py::ssize_t i = 0; i < v.size(); ++i)
+      elements.push_back(mlirFloatAttrDoubleGet(ctx, element, v.data()[i]));
   } else if (mlirTypeIsAInteger(element) || mlirTypeIsAIndex(element)) {
     auto v =
         py::array_t<int64_t, py::array::c_style | py::array::forcecast>(values);
-    std::vector<MlirAttribute> elements;
-    for (intptr_t i = 0; i < n; ++i)
+    for (py::ssize_t i = 0; i < v.size(); ++i)
       elements.push_back(mlirIntegerAttrGet(element, v.data()[i]));
-    attr = mlirDenseElementsAttrGet(t, n, elements.data());
   } else {
     throw py::value_error("constants of element type " + print(element) +
                           " are not supported");
   }
-  return Attribute{type.ctx, attr};
+  if (splat)
+    return Attribute{type.ctx, mlirDenseElementsAttrSplatGet(t, elements[0])};
+  return Attribute{type.ctx, mlirDenseElementsAttrGet(t, n, elements.data())};
 }
 
 } // namespace

@@ -84,6 +84,7 @@ class FunctionBuilder:
         # Markers of the function itself ({"dist.startup": True}).
         self._markers = markers or {}
         self._f = _dist._function(module, name, types, attrs)
+        self._loc = (None, 0, 0)
 
     # -- generic ---------------------------------------------------------------
 
@@ -93,9 +94,19 @@ class FunctionBuilder:
         return self._f.arguments
 
     def op(self, name, operands=(), result_types=(), attributes=None):
-        """Appends any op by name; returns its results."""
+        """Appends any op by name, at the location `at` set; returns its
+        results."""
+        file, line, column = self._loc
         return self._f.append(name, list(operands), list(result_types),
-                              dict(attributes or {}))
+                              dict(attributes or {}), file, line, column)
+
+    def at(self, file, line=0, column=0):
+        """Ops appended from now on get the location FILE:LINE:COLUMN
+        (file=None: an unknown location, the default). It is printed with
+        Module.print(debug_info=True) and names the op in diagnostics, in
+        the lowered program's messages and in run traces. Returns self."""
+        self._loc = (None, 0, 0) if file is None else (str(file), int(line), int(column))
+        return self
 
     def _one(self, *args, **kwargs):
         return self.op(*args, **kwargs)[0]
@@ -104,7 +115,8 @@ class FunctionBuilder:
 
     def constant(self, values, type):
         """An `arith.constant` of `type` (a TensorType, encoded or not) with
-        `values` (anything numpy turns into an array of its shape)."""
+        `values` (anything numpy turns into an array of its shape, or one
+        value for every element: a splat)."""
         if isinstance(type, str):
             type = Type.parse(type, self.context)
         if isinstance(type, TensorType):

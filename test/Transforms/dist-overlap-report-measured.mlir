@@ -46,6 +46,13 @@
 // RUN: printf '{"traceEvents": [{"ph": "X", "name": "f", "cat": "function", "ts": 0, "dur": 5, "pid": 0}]}' > %t.notid.json
 // RUN: not dist-opt %s --dist-overlap-report="measured-trace=%t.notid.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EVENT
 // EVENT: error: invalid measured trace: event 0 lacks a name, category, time, duration, process or thread
+// A trace of another format version is refused, not misread.
+// RUN: printf '{"dist-trace": 2, "traceEvents": []}' > %t.v2.json
+// RUN: not dist-opt %s --dist-overlap-report="measured-trace=%t.v2.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERSION
+// RUN: printf '{"dist-trace": "1", "traceEvents": []}' > %t.vstr.json
+// RUN: not dist-opt %s --dist-overlap-report="measured-trace=%t.vstr.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VSTR
+// VERSION: v2.json:0:0: error: invalid measured trace: trace format version 2; this dist reads version 1
+// VSTR: error: invalid measured trace: trace format version "1"; this dist reads version 1
 
 #mesh = #dist.mesh<shape = [2], names = ["dp"]>
 func.func @schedule(%a: tensor<4x4xf32>, %x: tensor<2x2xf32>, %y: tensor<2x2xf32>)

@@ -158,3 +158,23 @@ def test_builder_redistribution(ctx):
     with pytest.raises(ValueError, match="does not divide"):
         f2 = m.function("g", [dist.TensorType([3, 4], "f32", rep)])
         f2.reshard(f2.arguments[0], split0)
+
+
+def test_locations_and_splat_constants(ctx):
+    m = dist.Module.create(ctx)
+    f = m.function("main")
+    big = dist.TensorType([384, 384], "f32", context=ctx)
+    f.at("prog.py", 12, 5)
+    c = f.constant(0.5, big)
+    f.at(None)
+    i = f.constant([1, 2, 3], dist.TensorType([3], "i32", context=ctx))
+    f.return_()
+    text = m.print(debug_info=True)
+    # One value for all: a splat, whatever the size.
+    assert "arith.constant dense<5.000000e-01> : tensor<384x384xf32> loc(#loc1)" in text
+    assert '#loc1 = loc("prog.py":12:5)' in text
+    assert "dense<[1, 2, 3]> : tensor<3xi32> loc(#loc)" in text
+    assert c.type == big and i.type.shape == [3]
+    with pytest.raises(ValueError, match="2 values, the type 3 .or give one value"):
+        f2 = m.function("g")
+        f2.constant([1, 2], dist.TensorType([3], "i32", context=ctx))

@@ -4,7 +4,6 @@ trace, fitted into a cost-model file (the passes' cost-model=FILE)."""
 import io
 import json
 import os
-import re
 import statistics
 import time
 
@@ -24,116 +23,118 @@ CALIBRATE_COLLECTIVES = ("allreduce", "broadcast", "all-gather", "reduce-scatter
                          "all-to-all")
 
 
-def redistribution_chain(kind, g, elements):
-    """The timed ops of `kind` on a mesh [N / g, g] moving `elements` f32
+# The file name of the calibration program's locations: each timed op is at
+# line k of it, which names it in the trace (args.line).
+_SOURCE = "calibrate"
+
+
+def _redistribution_chain(dist, kind, mesh, g, elements):
+    """The timed ops of `kind` on `mesh` ([N / g, g]) moving `elements` f32
     values per process (the operand of an allreduce, broadcast or
     reduce-scatter, the gathered result of an all-gather, the shard of an
-    all-to-all), as the cost model prices them: a cycle of (op with {} for
-    its operand, operand type, result type, local op that makes the operand
-    from the previous result, or None)."""
-    mesh = f"#g{g}"
-    enc = lambda dims, partial="": (
-        f"#dist.tensor<{mesh}, [{', '.join(map(str, dims))}]{partial}>")
-    t = lambda shape, e=None: (
-        "tensor<" + "x".join(map(str, shape)) + "xf32" + (f", {e}" if e else "") + ">")
-    on = f"on {mesh} axes = [1]"
+    all-to-all), as the cost model prices them: the operand's type, and a
+    cycle of (timed op, local op that makes its operand from the previous
+    result or None), each a function of (builder, value)."""
+    def t(shape, dims=None, partial=None):
+        encoding = None if dims is None else dist.TensorDist(mesh, dims, partial or {})
+        return dist.TensorType(shape, "f32", encoding, context=mesh.context)
     if kind == "allreduce":
-        ty = t([elements])
-        return [(f"dist.allreduce {{}} {on} reduce = max", ty, ty, None)]
+        return t([elements]), [
+            (lambda f, v: f.allreduce(v, mesh, [1], reduce="max"), None)]
     if kind == "broadcast":
-        ty = t([elements])
-        return [(f"dist.broadcast {{}} {on} root = 0", ty, ty, None)]
+        return t([elements]), [(lambda f, v: f.broadcast(v, mesh, [1], root=0), None)]
+    shard = dist.TensorDist(mesh, [1])
+    whole = dist.TensorDist(mesh, [-1])
     if kind == "all-gather":
-        shard, whole = t([elements // g], enc([1])), t([elements], enc([-1]))
-        return [(f"dist.all_gather {{}} {on}", shard, whole, f"dist.all_slice {{}} {on}")]
+        return t([elements // g], [1]), [
+            (lambda f, v: f.all_gather(v, mesh, [1], whole),
+             lambda f, v: f.all_slice(v, mesh, [1], shard))]
     if kind == "reduce-scatter":
-        whole = t([elements], enc([-1], ", partial = [1 : max]"))
-        shard = t([elements // g], enc([1]))
-        return [(f"dist.reduce_scatter {{}} {on} reduce = max", whole, shard,
-                 f"dist.make_partial {{}} {on} reduce = max")]
+        partial = dist.TensorDist(mesh, [-1], {1: "max"})
+        return t([elements], [-1], {1: "max"}), [
+            (lambda f, v: f.reduce_scatter(v, mesh, [1], shard, reduce="max"),
+             lambda f, v: f.make_partial(v, mesh, [1], partial, reduce="max"))]
     # all-to-all: a [g, elements] tensor whose split moves between its dims.
-    rows, cols = t([1, elements], enc([1, -1])), t([g, elements // g], enc([-1, 1]))
-    return [(f"dist.all_to_all {{}} {on}", rows, cols, None),
-            (f"dist.all_to_all {{}} {on}", cols, rows, None)]
+    rows, cols = dist.TensorDist(mesh, [1, -1]), dist.TensorDist(mesh, [-1, 1])
+    return t([1, elements], [1, -1]), [
+        (lambda f, v: f.all_to_all(v, mesh, [1], cols), None),
+        (lambda f, v: f.all_to_all(v, mesh, [1], rows), None)]
 
 
 def calibration_program(n):
-    """The microbenchmark program for n processes, and what each of its
-    timed ops is: {line: (kind, group size, bytes or flops, repetition)}.
-    Collectives are blocking and chained (each reduces the previous
-    result), so that nothing is dead; a matmul is timed as the compute
-    between two one-value allreduces over all processes, the second of which
-    reads the matmul's result."""
-    groups = [g for g in range(2, n + 1) if n % g == 0]
-    lines = [f'#g{g} = #dist.mesh<shape = [{n // g}, {g}], names = ["rest", "group"]>'
-             for g in groups]
-    lines += [f'#world = #dist.mesh<shape = [{n}], names = ["all"]>', "func.func @main() {"]
-    ops = {}
+    """The microbenchmark program for n processes, built with the builder,
+    as IR text with its locations, and what each of its timed ops is:
+    {line: (kind, group size, bytes or flops, repetition)}, the line of the
+    op's location. Collectives are blocking and chained (each reduces the
+    previous result), so that nothing is dead; a matmul is timed as the
+    compute between two one-value allreduces over all processes, the second
+    of which reads the matmul's result."""
+    import dist  # The builder; the extension loads here, not at import.
+    ctx = dist.Context()
+    try:
+        module = dist.Module.create(ctx)
+        f = module.function("main")
+        ops = {}
 
-    def emit(text, what=None):
-        lines.append("  " + text)
-        if what:
-            ops[len(lines)] = what
+        def timed(what):
+            f.at(_SOURCE, len(ops) + 1, 1)
+            ops[len(ops) + 1] = what
 
-    emit("%one = arith.constant 1.0 : f32")
-    emit("%tiny = tensor.splat %one : tensor<1xf32>")
-    for g in groups:
-        for kind in CALIBRATE_COLLECTIVES:
-            for elements in CALIBRATE_ELEMENTS:
-                # The redistributions split a dim over the group.
-                elements -= elements % g
-                chain = redistribution_chain(kind, g, elements)
-                prev = f"%{kind}_{g}_{elements}_init"
-                emit(f"{prev} = tensor.splat %one : {chain[0][1]}")
-                for rep in range(CALIBRATE_REPS + 1):
-                    name = f"%{kind}_{g}_{elements}_{rep}"
-                    # Each repetition undoes the last one's change of
-                    # distribution locally (a slice or a partial view,
-                    # untimed), so that the next one has its operand.
-                    op, t_in, t_out, back = chain[rep % len(chain)]
-                    if back and rep > 0:
-                        emit(f"{name}_in = {back.format(prev)} : {t_out} -> {t_in}")
-                        prev = f"{name}_in"
-                    emit(f"{name} = {op.format(prev)} : {t_in} -> {t_out}",
-                         (kind, g, elements * 4, rep))
-                    prev = name
-    m, k, nn = CALIBRATE_MATMUL
-    flops = 2 * m * k * nn
-    T = lambda a, b: f"tensor<{a}x{b}xf32>"
-    emit(f"%mx = arith.constant dense<0.5> : {T(m, k)}")
-    emit(f"%mw = arith.constant dense<0.25> : {T(k, nn)}")
-    emit(f"%mdy = arith.constant dense<0.125> : {T(m, nn)}")
-    emit("%sync0 = dist.allreduce %tiny on #world axes = [0] reduce = max : "
-         "tensor<1xf32> -> tensor<1xf32>")
-    forms = [
-        ("matmul", flops, f"dist.matmul %mx, %mw : {T(m, k)}, {T(k, nn)} -> {T(m, nn)}"),
-        # The split's dY matmul: x^T dY, contracting the rows.
-        ("matmul-transpose-x", flops,
-         f"dist.matmul %mx, %mdy transpose_x : {T(m, k)}, {T(m, nn)} -> {T(k, nn)}"),
-        # The split's dX matmul: dY W^T.
-        ("matmul-transpose-y", flops,
-         f"dist.matmul %mdy, %mw transpose_y : {T(m, nn)}, {T(k, nn)} -> {T(m, k)}"),
-        ("matmul-grad", 2 * flops,
-         f"dist.matmul_grad %mx, %mw, %mdy : {T(m, k)}, {T(k, nn)}, {T(m, nn)} -> "
-         f"{T(m, k)}, {T(k, nn)}"),
-    ]
-    sync = 0
-    for form, form_flops, op in forms:
-        for rep in range(CALIBRATE_REPS + 1):
-            result = f"%{form.replace('-', '_')}_{rep}"
-            emit(f"{result}{':2' if form == 'matmul-grad' else ''} = {op}")
-            value = f"{result}#1" if form == "matmul-grad" else result
-            shape = {"matmul": T(m, nn), "matmul-transpose-y": T(m, k)}.get(form, T(k, nn))
-            emit(f"{result}_s = tensor.extract_slice {value}[0, 0] [1, 1] [1, 1] : "
-                 f"{shape} to tensor<1x1xf32>")
-            emit(f"{result}_c = tensor.collapse_shape {result}_s [[0, 1]] : "
-                 "tensor<1x1xf32> into tensor<1xf32>")
-            sync += 1
-            emit(f"%sync{sync} = dist.allreduce {result}_c on #world axes = [0] reduce = max : "
-                 "tensor<1xf32> -> tensor<1xf32>", (form, n, form_flops, rep))
-    emit("return")
-    lines.append("}")
-    return "\n".join(lines) + "\n", ops
+        def untimed():
+            f.at(None)
+
+        f32 = dist.Type.parse("f32", ctx)
+        one = f.constant(1.0, f32)
+        tiny = f.splat(one, dist.TensorType([1], "f32", context=ctx))
+        for g in (g for g in range(2, n + 1) if n % g == 0):
+            mesh = dist.Mesh([n // g, g], names=["rest", "group"], context=ctx)
+            for kind in CALIBRATE_COLLECTIVES:
+                for elements in CALIBRATE_ELEMENTS:
+                    # The redistributions split a dim over the group.
+                    elements -= elements % g
+                    operand, chain = _redistribution_chain(dist, kind, mesh, g, elements)
+                    value = f.splat(one, operand)
+                    for rep in range(CALIBRATE_REPS + 1):
+                        # Each repetition undoes the last one's change of
+                        # distribution locally (a slice or a partial view,
+                        # untimed), so that the next one has its operand.
+                        op, back = chain[rep % len(chain)]
+                        if back and rep > 0:
+                            value = back(f, value)
+                        timed((kind, g, elements * 4, rep))
+                        value = op(f, value)
+                        untimed()
+        world = dist.Mesh([n], names=["all"], context=ctx)
+        m, k, nn = CALIBRATE_MATMUL
+        flops = 2 * m * k * nn
+        T = lambda a, b: dist.TensorType([a, b], "f32", context=ctx)
+        x = f.constant(0.5, T(m, k))
+        w = f.constant(0.25, T(k, nn))
+        dy = f.constant(0.125, T(m, nn))
+        f.allreduce(tiny, world, [0], reduce="max")
+        forms = [
+            ("matmul", flops, lambda: f.matmul(x, w)),
+            # The split's dY matmul: x^T dY, contracting the rows.
+            ("matmul-transpose-x", flops, lambda: f.matmul(x, dy, transpose_x=True)),
+            # The split's dX matmul: dY W^T.
+            ("matmul-transpose-y", flops, lambda: f.matmul(dy, w, transpose_y=True)),
+            ("matmul-grad", 2 * flops, lambda: f.matmul_grad(x, w, dy)[1]),
+        ]
+        collapse = dist.Attribute.parse("[[0, 1]]", ctx)
+        for form, form_flops, make in forms:
+            for rep in range(CALIBRATE_REPS + 1):
+                result = make()
+                corner = f.extract_slice(result, [0, 0], [1, 1])
+                flat = f.op("tensor.collapse_shape", [corner],
+                            [dist.TensorType([1], "f32", context=ctx)],
+                            {"reassociation": collapse})[0]
+                timed((form, n, form_flops, rep))
+                f.allreduce(flat, world, [0], reduce="max")
+                untimed()
+        f.return_()
+        return module.print(debug_info=True), ops
+    finally:
+        ctx.close()
 
 
 def fit_link(points):
@@ -176,13 +177,10 @@ def _durations(events, ops):
 
 
 def _line_of(event):
-    """The line of the op an interval times: its location fields, or (a
-    trace of an older runtime) the location its name begins with."""
-    line = event.get("args", {}).get("line")
-    if line is not None:
-        return line
-    found = re.match(r".*?:(\d+):\d+: ", event["name"])
-    return int(found.group(1)) if found else None
+    """The line of the op an interval times: its location field (the
+    calibration program's ops are at lines of _SOURCE)."""
+    args = event.get("args", {})
+    return args.get("line") if args.get("file") == _SOURCE else None
 
 
 def calibrate(config, output, tmp):

@@ -1,6 +1,7 @@
 """The command lines of dist-run and dist-compile (the installed scripts
 call main() and compile_main())."""
 import argparse
+import json
 import math
 import os
 import re
@@ -101,8 +102,23 @@ def _warn_if_oversubscribed(config):
                    "scheduler too")
 
 
+def _restore_outer_environment():
+    """Undoes what a sanitizer build's entry point preloaded for this
+    interpreter (see tools/dist-run/dist-run.in), so that the processes a
+    run starts get the environment dist-run was started with."""
+    outer = os.environ.pop("DIST_RUN_OUTER_ENV", None)
+    if outer is None:
+        return
+    for key, value in json.loads(outer).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 def main(argv=None, prog="dist-run"):
     """dist-run's command line; returns the exit status."""
+    _restore_outer_environment()
     args = _parse_args(prog, sys.argv[1:] if argv is None else argv)
     config = RunConfig(n=args.n, program=args.program, entry=args.entry,
                        pass_flags=args.pass_flags, keep=args.keep, timeout=args.timeout,

@@ -269,6 +269,13 @@ FailureOr<llvm::StringMap<Measured>> readMeasuredTrace(StringRef path,
   if (!events)
     return error() << "no 'traceEvents' array (write one with dist-run "
                       "--trace)";
+  // The format's version (python/dist/run/trace.py); a trace without one is
+  // of the first.
+  if (const llvm::json::Value *version = root->get("dist-trace");
+      version && version->getAsInteger() != std::optional<int64_t>(1))
+    return error() << "trace format version "
+                   << llvm::formatv("{0}", *version).str()
+                   << "; this dist reads version 1";
   std::vector<TraceInterval> intervals;
   for (const llvm::json::Value &value : *events) {
     const llvm::json::Object *event = value.getAsObject();
