@@ -1,0 +1,229 @@
+//===- Attributes.cpp - dist._dist attributes: Attribute, Mesh, TensorDist ===//
+
+#include "PyDist.h"
+
+#include <algorithm>
+
+using namespace dist_python;
+
+namespace {
+Mesh makeMesh(std::vector<int64_t> shape,
+              std::optional<std::vector<std::string>> names,
+              std::optional<std::vector<int64_t>> ids,
+              std::optional<Context> context) {
+  ContextRef ctx = contextOf(context);
+  std::vector<MlirStringRef> nameRefs;
+  std::vector<std::string> nameStore =
+      names.value_or(std::vector<std::string>{});
+  for (const std::string &n : nameStore)
+    nameRefs.push_back(toRef(n));
+  std::vector<int64_t> idStore = ids.value_or(std::vector<int64_t>{});
+  if (ids && ids->empty())
+    throw py::value_error("process_ids must not be empty; pass None for the "
+                          "default 0..N-1");
+  MlirAttribute attr = checked<MlirAttribute>(*ctx, "invalid mesh", [&] {
+    return mlirDistMeshAttrGet(ctx->get(), shape.size(), shape.data(),
+                               idStore.size(), idStore.data(), nameRefs.size(),
+                               nameRefs.data());
+  });
+  return Mesh{{ctx, attr}};
+}
+
+MlirDistReductionKind reductionKind(const std::string &name) {
+  MlirDistReductionKind kind;
+  if (!mlirDistReductionKindFromName(toRef(name), &kind))
+    throw py::value_error("unknown reduction kind '" + name +
+                          "'; expected sum, max, min, prod or avg");
+  return kind;
+}
+
+TensorDist makeTensorDist(const Mesh &mesh, std::vector<int64_t> dims,
+                          std::optional<py::dict> partial) {
+  std::vector<std::pair<int64_t, MlirDistReductionKind>> entries;
+  if (partial)
+    for (auto item : *partial)
+      entries.emplace_back(item.first.cast<int64_t>(),
+                           reductionKind(item.second.cast<std::string>()));
+  std::sort(entries.begin(), entries.end(),
+            [](auto a, auto b) { return a.first < b.first; });
+  std::vector<int64_t> axes;
+  std::vector<MlirDistReductionKind> kinds;
+  for (auto [axis, kind] : entries) {
+    axes.push_back(axis);
+    kinds.push_back(kind);
+  }
+  MlirAttribute attr =
+      checked<MlirAttribute>(*mesh.ctx, "invalid distribution", [&] {
+        return mlirDistTensorAttrGet(mesh.attr, dims.size(), dims.data(),
+                                     axes.size(), axes.data(), kinds.data());
+      });
+  return TensorDist{{mesh.ctx, attr}};
+}
+
+/// dist.Attribute: any MLIR attribute.
+void bindAttribute(py::module_ &m) {
+  py::class_<Attribute>(m, "Attribute", "An MLIR attribute.")
+      .def_static(
+          "parse",
+          [](const std::string &text, std::optional<Context> context) {
+            ContextRef ctx = contextOf(context);
+            MlirAttribute a = checked<MlirAttribute>(
+                *ctx, "invalid attribute '" + text + "'",
+                [&] { return mlirAttributeParseGet(ctx->get(), toRef(text)); });
+            return wrapAttribute(ctx, a);
+          },
+          py::arg("text"), py::arg("context") = py::none(),
+          "Parses an attribute from its IR text.")
+      .def("__str__",
+           [](const Attribute &a) {
+             a.ctx->get();
+             return print(a.attr);
+           })
+      .def("__repr__",
+           [](const Attribute &a) {
+             a.ctx->get();
+             return "Attribute(" + print(a.attr) + ")";
+           })
+      .def("__eq__",
+           [](const Attribute &a, py::object other) {
+             if (!py::isinstance<Attribute>(other))
+               return false;
+             const Attribute &b = other.cast<const Attribute &>();
+             return a.ctx == b.ctx && mlirAttributeEqual(a.attr, b.attr);
+           })
+      .def("__hash__",
+           [](const Attribute &a) {
+             return std::hash<const void *>()(a.attr.ptr);
+           })
+      .def_property_readonly("context",
+                             [](const Attribute &a) { return Context{a.ctx}; });
+}
+
+/// dist.Mesh: the #dist.mesh attribute and its arithmetic.
+void bindMesh(py::module_ &m) {
+  py::class_<Mesh, Attribute>(
+      m, "Mesh",
+      "A #dist.mesh: processes on an n-d grid. `process_ids` lists the "
+      "process at each position in row-major order (default 0..N-1).")
+      .def(py::init(&makeMesh), py::arg("shape"), py::arg("names") = py::none(),
+           py::arg("process_ids") = py::none(), py::arg("context") = py::none())
+      .def_property_readonly(
+          "shape",
+          [](const Mesh &mesh) {
+            std::vector<int64_t> shape;
+            for (intptr_t a = 0, e = mlirDistMeshAttrGetRank(mesh.attr); a < e;
+                 ++a)
+              shape.push_back(mlirDistMeshAttrGetAxisSize(mesh.attr, a));
+            return shape;
+          },
+          "The size of each mesh axis.")
+      .def_property_readonly(
+          "names",
+          [](const Mesh &mesh) {
+            std::vector<std::string> names;
+            for (intptr_t a = 0, e = mlirDistMeshAttrGetNumNames(mesh.attr);
+                 a < e; ++a)
+              names.push_back(toString(mlirDistMeshAttrGetName(mesh.attr, a)));
+            return names;
+          },
+          "The axis names (empty when the axes are unnamed).")
+      .def_property_readonly(
+          "process_ids",
+          [](const Mesh &mesh) {
+            std::vector<int64_t> ids;
+            for (int64_t p = 0, e = mlirDistMeshAttrGetNumProcesses(mesh.attr);
+                 p < e; ++p)
+              ids.push_back(mlirDistMeshAttrGetProcessId(mesh.attr, p));
+            return ids;
+          },
+          "The process at each mesh position, row-major.")
+      .def_property_readonly(
+          "num_processes",
+          [](const Mesh &mesh) {
+            return mlirDistMeshAttrGetNumProcesses(mesh.attr);
+          },
+          "The number of processes.")
+      .def(
+          "coord",
+          [](const Mesh &mesh, int64_t process) {
+            mesh.ctx->get();
+            std::vector<int64_t> coord(mlirDistMeshAttrGetRank(mesh.attr));
+            if (!mlirDistMeshAttrGetProcessCoord(mesh.attr, process,
+                                                 coord.data()))
+              throw py::value_error("process " + std::to_string(process) +
+                                    " is not in the mesh");
+            return py::tuple(py::cast(coord));
+          },
+          py::arg("process"),
+          "The coordinate of `process`: the row-major unravel of its "
+          "position in process_ids (not of its rank).")
+      .def(
+          "group",
+          [](const Mesh &mesh, int64_t process, std::vector<int64_t> axes) {
+            int64_t size = collecting(
+                *mesh.ctx, "invalid mesh axes",
+                [&] {
+                  return mlirDistMeshAttrGetGroupSize(mesh.attr, axes.size(),
+                                                      axes.data());
+                },
+                [](int64_t n) { return n < 0; });
+            std::vector<int64_t> group(size);
+            if (mlirDistMeshAttrGetProcessGroup(mesh.attr, process, axes.size(),
+                                                axes.data(), group.data()) < 0)
+              throw py::value_error("process " + std::to_string(process) +
+                                    " is not in the mesh");
+            return group;
+          },
+          py::arg("process"), py::arg("axes"),
+          "The processes whose coordinates differ from `process`'s only "
+          "along `axes`, ordered by their coordinates along `axes`.")
+      .def("__repr__", [](const Mesh &mesh) { return print(mesh.attr); });
+}
+
+/// dist.TensorDist: the #dist.tensor attribute.
+void bindTensorDist(py::module_ &m) {
+  py::class_<TensorDist, Attribute>(
+      m, "TensorDist",
+      "A #dist.tensor distribution: the mesh axis splitting each tensor dim "
+      "(-1: replicated) and the partial axes with their pending reduction.")
+      .def(py::init(&makeTensorDist), py::arg("mesh"), py::arg("dims_mapping"),
+           py::arg("partial") = py::none())
+      .def_property_readonly(
+          "mesh",
+          [](const TensorDist &d) {
+            return Mesh{{d.ctx, mlirDistTensorAttrGetMesh(d.attr)}};
+          },
+          "The mesh.")
+      .def_property_readonly(
+          "dims_mapping",
+          [](const TensorDist &d) {
+            std::vector<int64_t> dims;
+            for (intptr_t i = 0, e = mlirDistTensorAttrGetRank(d.attr); i < e;
+                 ++i)
+              dims.push_back(mlirDistTensorAttrGetDimMapping(d.attr, i));
+            return dims;
+          },
+          "The mesh axis of each tensor dim, -1 for replicated.")
+      .def_property_readonly(
+          "partial",
+          [](const TensorDist &d) {
+            py::dict partial;
+            for (intptr_t i = 0,
+                          e = mlirDistTensorAttrGetNumPartialAxes(d.attr);
+                 i < e; ++i)
+              partial[py::int_(mlirDistTensorAttrGetPartialAxis(d.attr, i))] =
+                  toString(mlirDistReductionKindGetName(
+                      mlirDistTensorAttrGetPartialKind(d.attr, i)));
+            return partial;
+          },
+          "{mesh axis: pending reduction} for the partial axes.")
+      .def("__repr__", [](const TensorDist &d) { return print(d.attr); });
+}
+
+} // namespace
+
+void dist_python::populateAttributes(py::module_ &m) {
+  bindAttribute(m);
+  bindMesh(m);
+  bindTensorDist(m);
+}

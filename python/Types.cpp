@@ -1,0 +1,130 @@
+//===- Types.cpp - dist._dist types: Type, TensorType, FutureType ---------===//
+
+#include "PyDist.h"
+
+using namespace dist_python;
+
+namespace {
+MlirType parseType(ContextRef ctx, const std::string &text) {
+  return checked<MlirType>(*ctx, "invalid type '" + text + "'", [&] {
+    return mlirTypeParseGet(ctx->get(), toRef(text));
+  });
+}
+
+TensorType makeTensorType(std::vector<int64_t> shape, py::object elementType,
+                          std::optional<TensorDist> dist,
+                          std::optional<Context> context) {
+  ContextRef ctx = dist ? dist->ctx : contextOf(context);
+  MlirType element;
+  if (py::isinstance<py::str>(elementType))
+    element = parseType(ctx, elementType.cast<std::string>());
+  else if (py::isinstance<Type>(elementType)) {
+    const Type &t = elementType.cast<const Type &>();
+    requireContext(ctx, t.ctx, "the element type");
+    element = t.type;
+  } else
+    throw py::type_error("element_type must be a str or a dist.Type");
+  for (int64_t d : shape)
+    if (d < 0 && d != mlirShapedTypeGetDynamicSize())
+      throw py::value_error("tensor dims must be non-negative (or dynamic)");
+  MlirAttribute encoding = dist ? dist->attr : mlirAttributeGetNull();
+  MlirType type = checked<MlirType>(*ctx, "invalid tensor type", [&] {
+    return mlirRankedTensorTypeGetChecked(mlirLocationUnknownGet(ctx->get()),
+                                          shape.size(), shape.data(), element,
+                                          encoding);
+  });
+  return TensorType{{ctx, type}};
+}
+
+/// dist.Type: any MLIR type.
+void bindType(py::module_ &m) {
+  py::class_<Type>(m, "Type", "An MLIR type.")
+      .def_static(
+          "parse",
+          [](const std::string &text, std::optional<Context> context) {
+            ContextRef ctx = contextOf(context);
+            return wrapType(ctx, parseType(ctx, text));
+          },
+          py::arg("text"), py::arg("context") = py::none(),
+          "Parses a type from its IR text.")
+      .def("__str__",
+           [](const Type &t) {
+             t.ctx->get();
+             return print(t.type);
+           })
+      .def("__repr__",
+           [](const Type &t) { return "Type(" + print(t.type) + ")"; })
+      .def("__eq__",
+           [](const Type &a, py::object other) {
+             if (!py::isinstance<Type>(other))
+               return false;
+             const Type &b = other.cast<const Type &>();
+             return a.ctx == b.ctx && mlirTypeEqual(a.type, b.type);
+           })
+      .def("__hash__",
+           [](const Type &t) { return std::hash<const void *>()(t.type.ptr); })
+      .def_property_readonly("context",
+                             [](const Type &t) { return Context{t.ctx}; });
+}
+
+/// dist.TensorType: ranked tensors, encoded or not.
+void bindTensorType(py::module_ &m) {
+  py::class_<TensorType, Type>(m, "TensorType",
+                               "A ranked tensor type, optionally with a "
+                               "#dist.tensor encoding.")
+      .def(py::init(&makeTensorType), py::arg("shape"),
+           py::arg("element_type") = "f32", py::arg("dist") = py::none(),
+           py::arg("context") = py::none())
+      .def_property_readonly(
+          "shape",
+          [](const TensorType &t) {
+            std::vector<int64_t> shape;
+            for (intptr_t d = 0; d < mlirShapedTypeGetRank(t.type); ++d)
+              shape.push_back(mlirShapedTypeGetDimSize(t.type, d));
+            return shape;
+          },
+          "The local (per-process) shape.")
+      .def_property_readonly(
+          "element_type",
+          [](const TensorType &t) {
+            return wrapType(t.ctx, mlirShapedTypeGetElementType(t.type));
+          },
+          "The element type.")
+      .def_property_readonly(
+          "dist",
+          [](const TensorType &t) {
+            return wrapAttribute(t.ctx, mlirDistTensorAttrOfType(t.type));
+          },
+          "The #dist.tensor encoding, or None.")
+      .def("__repr__", [](const TensorType &t) { return print(t.type); });
+}
+
+/// dist.FutureType: !dist.future.
+void bindFutureType(py::module_ &m) {
+  py::class_<FutureType, Type>(m, "FutureType",
+                               "!dist.future: the pending result of an "
+                               "asynchronous collective.")
+      .def(py::init([](const TensorType &valueType) {
+             MlirType t =
+                 checked<MlirType>(*valueType.ctx, "invalid future", [&] {
+                   return mlirDistFutureTypeGet(valueType.type);
+                 });
+             return FutureType{{valueType.ctx, t}};
+           }),
+           py::arg("value_type"))
+      .def_property_readonly(
+          "value_type",
+          [](const FutureType &f) {
+            return wrapType(f.ctx, mlirDistFutureTypeGetValueType(f.type));
+          },
+          "The tensor type the future completes to.")
+      .def("__repr__", [](const FutureType &f) { return print(f.type); });
+}
+
+} // namespace
+
+void dist_python::populateTypes(py::module_ &m) {
+  bindType(m);
+  bindTensorType(m);
+  bindFutureType(m);
+}
