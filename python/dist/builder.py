@@ -3,15 +3,23 @@ ops, constants, calls and returns, through the C API (no IR text)."""
 
 import numpy as np
 
-from . import _dist
+from . import _dist, _ods
 from ._dist import FutureType, TensorDist, TensorType, Type
 
-_STREAMS = ("compute", "mp", "dp", "sharding")
-_REDUCTIONS = ("sum", "max", "min", "prod", "avg")
+# The IR spellings of the enums and their values, from the ODS definitions.
+_STREAMS = _ods.ENUMS["StreamKind"]
+_REDUCTIONS = _ods.ENUMS["ReductionKind"]
 
 
 def _i32(value, ctx):
     return _dist._integer(value, 32, ctx)
+
+
+def _enum_attr(enum, spelling, what, ctx):
+    """The i32 attribute of `spelling` in `enum` ({spelling: value})."""
+    if spelling not in enum:
+        raise ValueError(f"unknown {what} {spelling!r}; expected one of {tuple(enum)}")
+    return _i32(enum[spelling], ctx)
 
 
 def _i64(value, ctx):
@@ -19,9 +27,7 @@ def _i64(value, ctx):
 
 
 def _stream_attr(stream, ctx):
-    if stream not in _STREAMS:
-        raise ValueError(f"unknown stream {stream!r}; expected one of {_STREAMS}")
-    return _i32(_STREAMS.index(stream), ctx)
+    return _enum_attr(_STREAMS, stream, "stream", ctx)
 
 
 def _marker_dict(markers, ctx):
@@ -96,9 +102,20 @@ class FunctionBuilder:
     def op(self, name, operands=(), result_types=(), attributes=None):
         """Appends any op by name, at the location `at` set; returns its
         results."""
+        attributes = dict(attributes or {})
+        facts = _ods.OPS.get(name)
+        if facts:
+            # What ODS declares, checked before the op is made: a builder that
+            # drifted from the dialect fails here, naming both.
+            given, declared = set(attributes), set(facts["attributes"])
+            required = declared - set(facts["optional_attributes"])
+            if given - declared or required - given:
+                raise ValueError(
+                    f"'{name}' takes the attributes {facts['attributes']} "
+                    f"({tuple(sorted(required))} required), not {tuple(sorted(given))}")
         file, line, column = self._loc
         return self._f.append(name, list(operands), list(result_types),
-                              dict(attributes or {}), file, line, column)
+                              attributes, file, line, column)
 
     def at(self, file, line=0, column=0):
         """Ops appended from now on get the location FILE:LINE:COLUMN
@@ -303,9 +320,6 @@ class FunctionBuilder:
         """`dist.allreduce` over `axes`. The result's distribution is the
         input's with `axes` no longer partial (dist="auto"). With a stream
         other than "compute" the result is a future: `wait` completes it."""
-        if reduce not in _REDUCTIONS:
-            raise ValueError(f"unknown reduction {reduce!r}; expected one of "
-                             f"{_REDUCTIONS}")
         t = _tensor(x, "x")
         if dist == "auto":
             dist = t.dist
@@ -314,7 +328,7 @@ class FunctionBuilder:
                 dist = TensorDist(dist.mesh, dist.dims_mapping, partial)
         result = TensorType(t.shape, t.element_type, dist, context=self.context)
         return self._collective("dist.allreduce", x, mesh, axes, result,
-                                {"kind": _i32(_REDUCTIONS.index(reduce), self.context)},
+                                {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
                                 stream)
 
     def broadcast(self, x, mesh, axes, root=0, stream=None):
@@ -357,12 +371,9 @@ class FunctionBuilder:
 
     def reduce_scatter(self, x, mesh, axes, dist, reduce="sum", stream=None):
         """`dist.reduce_scatter` over `axes` to `dist` (those axes split)."""
-        if reduce not in _REDUCTIONS:
-            raise ValueError(f"unknown reduction {reduce!r}; expected one of "
-                             f"{_REDUCTIONS}")
         return self._collective("dist.reduce_scatter", x, mesh, axes,
                                 self._redistributed(x, dist),
-                                {"kind": _i32(_REDUCTIONS.index(reduce), self.context)},
+                                {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
                                 stream)
 
     def all_to_all(self, x, mesh, axes, dist, stream=None):
@@ -377,11 +388,8 @@ class FunctionBuilder:
 
     def make_partial(self, x, mesh, axes, dist, reduce="sum"):
         """`dist.make_partial` over `axes` to `dist` (local)."""
-        if reduce not in _REDUCTIONS:
-            raise ValueError(f"unknown reduction {reduce!r}; expected one of "
-                             f"{_REDUCTIONS}")
         attrs = dict(mesh=mesh, axes=_dist._i64_array(list(axes), self.context),
-                     kind=_i32(_REDUCTIONS.index(reduce), self.context))
+                     kind=_enum_attr(_REDUCTIONS, reduce, "reduction", self.context))
         return self._one("dist.make_partial", [x], [self._redistributed(x, dist)],
                          attrs)
 

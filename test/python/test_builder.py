@@ -178,3 +178,29 @@ def test_locations_and_splat_constants(ctx):
     with pytest.raises(ValueError, match="2 values, the type 3 .or give one value"):
         f2 = m.function("g")
         f2.constant([1, 2], dist.TensorType([3], "i32", context=ctx))
+
+
+def test_op_facts_come_from_ods(ctx):
+    from dist import _ods
+    # The build derives them from the .td files (python/gen_ods_facts.py).
+    assert _ods.ENUMS["ReductionKind"] == {"sum": 0, "max": 1, "min": 2, "prod": 3, "avg": 4}
+    assert _ods.ENUMS["StreamKind"] == {"compute": 0, "mp": 1, "dp": 2, "sharding": 3}
+    assert _ods.OPS["dist.allreduce"] == {
+        "operands": ("input",), "attributes": ("mesh", "axes", "kind", "stream"),
+        "optional_attributes": ("stream",), "results": ("result",)}
+    assert _ods.OPS["dist.dropout"]["optional_attributes"] == (
+        "fix_seed", "is_test", "id", "recompute_of")
+    # A dist op with attributes ODS does not declare, or without one it
+    # requires, is refused before it is made, naming what ODS says.
+    mesh = dist.Mesh([2], context=ctx)
+    t = dist.TensorType([4], "f32", context=ctx)
+    f = dist.Module.create(ctx).function("main", [t])
+    x, = f.arguments
+    axes = dist.Attribute.parse("array<i64: 0>", ctx)
+    with pytest.raises(ValueError, match=r"'dist.allreduce' takes the attributes "
+                       r"\('mesh', 'axes', 'kind', 'stream'\) \(\('axes', 'kind', 'mesh'\) "
+                       r"required\), not \('axes', 'mesh', 'reduction'\)"):
+        f.op("dist.allreduce", [x], [t], {"mesh": mesh, "axes": axes,
+                                          "reduction": dist.Attribute.parse("0 : i32", ctx)})
+    with pytest.raises(ValueError, match="required"):
+        f.op("dist.allreduce", [x], [t], {"mesh": mesh, "axes": axes})

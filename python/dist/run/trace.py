@@ -23,6 +23,7 @@ says what it is ("FILE:LINE:COL: dist.allreduce sum of 32 x f32 ...").
 import json
 import os
 
+from .. import _ods
 from .errors import fail
 
 VERSION = 1
@@ -37,7 +38,9 @@ CATEGORIES = (COMPUTE, COLLECTIVE, ISSUE, WAIT, FUNCTION)
 
 # The lanes of a stream: STREAM * LANES_PER_STREAM + k.
 LANES_PER_STREAM = 100
-STREAMS = ("compute", "mp", "dp", "sharding")
+# The streams' names by number: the dialect's StreamKind (from its ODS
+# definitions), whose values the runtime's DistStream numbers are.
+STREAMS = tuple(sorted(_ods.ENUMS["StreamKind"], key=_ods.ENUMS["StreamKind"].get))
 
 
 def stream_of(tid):
