@@ -2,6 +2,7 @@
 
 #include "dist/Analysis/CostModel.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -280,8 +281,7 @@ std::optional<double> CostModel::matmulFlops(RankedTensorType x,
                                              bool transposeX) {
   if (!x.hasStaticShape() || !result.hasStaticShape() || x.getRank() < 2)
     return std::nullopt;
-  int64_t k = transposeX ? x.getDimSize(x.getRank() - 2)
-                         : x.getDimSize(x.getRank() - 1);
+  int64_t k = x.getDimSize(matmul::colDim(x.getRank(), transposeX));
   return 2.0 * static_cast<double>(result.getNumElements()) *
          static_cast<double>(k);
 }

@@ -16,6 +16,7 @@
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
@@ -103,20 +104,17 @@ static FailureOr<MatmulLoops> matmulLoops(MLIRContext *ctx, RankedTensorType x,
                                           RankedTensorType y,
                                           RankedTensorType out, bool tx,
                                           bool ty) {
-  unsigned batch = out.getRank() - 2;
+  unsigned batch = matmul::batchRank(out.getRank());
   unsigned m = batch, k = batch + 1, n = batch + 2, numLoops = batch + 3;
   auto operandMap = [&](RankedTensorType t, bool transpose, unsigned rowLoop,
                         unsigned colLoop) -> FailureOr<AffineMap> {
     SmallVector<AffineExpr> exprs;
-    unsigned tBatch = t.getRank() - 2;
-    for (unsigned j = 0; j < tBatch; ++j) {
-      unsigned loop = batch - tBatch + j;
-      if (t.getDimSize(j) != out.getDimSize(loop))
+    for (auto [dim, loop] : llvm::enumerate(matmul::operandLoops(
+             t.getRank(), transpose, batch, rowLoop, colLoop))) {
+      if (loop < batch && t.getDimSize(dim) != out.getDimSize(loop))
         return failure();
       exprs.push_back(getAffineDimExpr(loop, ctx));
     }
-    exprs.push_back(getAffineDimExpr(transpose ? colLoop : rowLoop, ctx));
-    exprs.push_back(getAffineDimExpr(transpose ? rowLoop : colLoop, ctx));
     return AffineMap::get(numLoops, 0, exprs, ctx);
   };
   FailureOr<AffineMap> xMap = operandMap(x, tx, m, k);

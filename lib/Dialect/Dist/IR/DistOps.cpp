@@ -3,6 +3,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/AxisState.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/IR/SignatureCache.h"
 
@@ -670,15 +671,16 @@ inferMatmulShape(Operation *op, RankedTensorType x, RankedTensorType y,
     return op->emitOpError("operands must have rank >= 2, got ranks ")
            << x.getRank() << " and " << y.getRank();
   ArrayRef<int64_t> xs = x.getShape(), ys = y.getShape();
-  int64_t xr = xs.size(), yr = ys.size();
-  int64_t m = transposeX ? xs[xr - 1] : xs[xr - 2];
-  int64_t kx = transposeX ? xs[xr - 2] : xs[xr - 1];
-  int64_t ky = transposeY ? ys[yr - 1] : ys[yr - 2];
-  int64_t n = transposeY ? ys[yr - 2] : ys[yr - 1];
+  unsigned xr = xs.size(), yr = ys.size();
+  int64_t m = xs[matmul::rowDim(xr, transposeX)];
+  int64_t kx = xs[matmul::colDim(xr, transposeX)];
+  int64_t ky = ys[matmul::rowDim(yr, transposeY)];
+  int64_t n = ys[matmul::colDim(yr, transposeY)];
   if (!ShapedType::isDynamic(kx) && !ShapedType::isDynamic(ky) && kx != ky)
     return op->emitOpError("contraction sizes differ: x has ")
            << kx << ", y has " << ky;
-  ArrayRef<int64_t> xb = xs.drop_back(2), yb = ys.drop_back(2);
+  ArrayRef<int64_t> xb = xs.take_front(matmul::batchRank(xr)),
+                    yb = ys.take_front(matmul::batchRank(yr));
   size_t batchRank = std::max(xb.size(), yb.size());
   SmallVector<int64_t> shape(batchRank);
   for (size_t i = 0; i < batchRank; ++i) {

@@ -2,6 +2,7 @@
 
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/SignatureCache.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -628,18 +629,11 @@ struct MatmulLoops {
 
 static MatmulLoops matmulLoops(unsigned xRank, unsigned yRank, unsigned outRank,
                                bool tx, bool ty) {
-  unsigned batch = outRank - 2;
+  unsigned batch = matmul::batchRank(outRank);
   unsigned m = batch, n = batch + 1, k = batch + 2;
   MatmulLoops loops;
-  auto operand = [&](unsigned rank, bool transpose, unsigned row, unsigned col,
-                     SmallVector<unsigned> &out) {
-    for (unsigned j = 0; j + 2 < rank; ++j)
-      out.push_back(batch - (rank - 2) + j);
-    out.push_back(transpose ? col : row);
-    out.push_back(transpose ? row : col);
-  };
-  operand(xRank, tx, m, k, loops.x);
-  operand(yRank, ty, k, n, loops.y);
+  loops.x = matmul::operandLoops(xRank, tx, batch, m, k);
+  loops.y = matmul::operandLoops(yRank, ty, batch, k, n);
   for (unsigned l = 0; l < batch + 2; ++l)
     loops.out.push_back(l);
   return loops;
