@@ -173,17 +173,9 @@ static LogicalResult verifyOneElement(Operation *op, RankedTensorType type,
 // Collectives
 //===----------------------------------------------------------------------===//
 
-// Each verifier checks what only the op's types and attributes decide once
-// per signature (checkOncePerSignature), and what its uses decide (a
-// future's wait) every time.
-
-LogicalResult AllReduceOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
-    return failure();
-  return verifyAsync(*this);
-}
+// Each collective's verifier (defined once, in DistOps.td) checks what only
+// the op's types and attributes decide once per signature (its
+// verifySignature), and what its uses decide (a future's wait) every time.
 
 LogicalResult AllReduceOp::verifySignature() {
   if (failed(verifyCollectiveTypes(*this)))
@@ -215,14 +207,6 @@ LogicalResult AllReduceOp::verifySignature() {
   return success();
 }
 
-LogicalResult BroadcastOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
-    return failure();
-  return verifyAsync(*this);
-}
-
 LogicalResult BroadcastOp::verifySignature() {
   if (failed(verifyCollectiveTypes(*this)) ||
       failed(verifyDistUnchanged(*this)))
@@ -245,16 +229,10 @@ LogicalResult BroadcastOp::verifySignature() {
   return success();
 }
 
-LogicalResult CIdentityOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] {
-        if (failed(verifyCollectiveTypes(*this)))
-          return failure();
-        return verifyDistUnchanged(*this);
-      })))
+LogicalResult CIdentityOp::verifySignature() {
+  if (failed(verifyCollectiveTypes(*this)))
     return failure();
-  return verifyAsync(*this);
+  return verifyDistUnchanged(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -320,14 +298,6 @@ static bool reducesPartial(ReductionKind kind, ReductionKind pending) {
          (pending == ReductionKind::Sum && kind == ReductionKind::Avg);
 }
 
-LogicalResult AllGatherOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
-    return failure();
-  return verifyAsync(*this);
-}
-
 LogicalResult AllGatherOp::verifySignature() {
   auto collective = cast<CollectiveOpInterface>(getOperation());
   return verifyRedistribution(
@@ -336,14 +306,6 @@ LogicalResult AllGatherOp::verifySignature() {
       {"a split dim to replicated", [](AxisState from, AxisState to) {
          return from.isSplit() && to.isReplicated();
        }});
-}
-
-LogicalResult ReduceScatterOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
-    return failure();
-  return verifyAsync(*this);
 }
 
 LogicalResult ReduceScatterOp::verifySignature() {
@@ -357,14 +319,6 @@ LogicalResult ReduceScatterOp::verifySignature() {
                     return from.isPartial() &&
                            reducesPartial(kind, from.reduction) && to.isSplit();
                   }});
-}
-
-LogicalResult AllToAllOp::verify() {
-  if (std::optional<LogicalResult> r = verifyAwaitingCompletion(*this))
-    return failed(*r) ? failure() : verifyAsync(*this);
-  if (failed(checkOncePerSignature(*this, [&] { return verifySignature(); })))
-    return failure();
-  return verifyAsync(*this);
 }
 
 LogicalResult AllToAllOp::verifySignature() {
@@ -604,10 +558,6 @@ static LogicalResult verifyWeightGrad(Operation *op, Type weightType,
   return success();
 }
 
-LogicalResult EmbeddingOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
-}
-
 LogicalResult EmbeddingOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getResult().getType(),
@@ -616,20 +566,12 @@ LogicalResult EmbeddingOp::verifySignature() {
   return rules::verifyDistributionRule(*this);
 }
 
-LogicalResult CEmbeddingOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
-}
-
 LogicalResult CEmbeddingOp::verifySignature() {
   if (failed(verifyEmbeddingRows(*this, getIds().getType(),
                                  getWeight().getType(), getResult().getType(),
                                  "result")))
     return failure();
   return rules::verifyDistributionRule(*this);
-}
-
-LogicalResult EmbeddingGradOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
 }
 
 LogicalResult EmbeddingGradOp::verifySignature() {
@@ -641,10 +583,6 @@ LogicalResult EmbeddingGradOp::verifySignature() {
                               getWeightGrad().getType())))
     return failure();
   return rules::verifyDistributionRule(*this);
-}
-
-LogicalResult CEmbeddingGradOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
 }
 
 LogicalResult CEmbeddingGradOp::verifySignature() {
@@ -713,10 +651,6 @@ static LogicalResult verifySameElementType(Operation *op, ValueRange values) {
   return success();
 }
 
-LogicalResult MatmulOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
-}
-
 LogicalResult MatmulOp::verifySignature() {
   FailureOr<SmallVector<int64_t>> shape =
       inferMatmulShape(*this, getX().getType(), getY().getType(),
@@ -730,10 +664,6 @@ LogicalResult MatmulOp::verifySignature() {
   if (failed(verifySameElementType(*this, {getX(), getY(), getResult()})))
     return failure();
   return rules::verifyDistributionRule(*this);
-}
-
-LogicalResult MatmulGradOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
 }
 
 LogicalResult MatmulGradOp::verifySignature() {
@@ -762,10 +692,6 @@ LogicalResult MatmulGradOp::verifySignature() {
 // DropoutOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult DropoutOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
-}
-
 LogicalResult DropoutOp::verifySignature() {
   float prob = getProb().convertToFloat();
   if (!(prob >= 0.0f && prob < 1.0f))
@@ -792,10 +718,6 @@ LogicalResult ScaleOp::verify() {
 //===----------------------------------------------------------------------===//
 // CheckFiniteAndUnscaleOp
 //===----------------------------------------------------------------------===//
-
-LogicalResult CheckFiniteAndUnscaleOp::verify() {
-  return checkOncePerSignature(*this, [&] { return verifySignature(); });
-}
 
 LogicalResult CheckFiniteAndUnscaleOp::verifySignature() {
   if (getOutputs().size() != getGrads().size())

@@ -26,7 +26,34 @@ class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
   code commonArgsFormat = [{
     $input `on` custom<MeshRef>($mesh) `axes` `=` $axes
   }];
+  // What the op's types and attributes decide (its verifySignature) is
+  // checked once per signature, what its uses decide (a future's wait) every
+  // time; a collective that completion has yet to decide waits for it.
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      if (std::optional<::llvm::LogicalResult> r =
+              verifyAwaitingCompletion(*this))
+        return ::mlir::failed(*r) ? ::mlir::failure() : verifyAsync(*this);
+      if (::mlir::failed(checkOncePerSignature(
+              *this, [&] { return verifySignature(); })))
+        return ::mlir::failure();
+      return verifyAsync(*this);
+    }
+  }];
+}
+
+// An op whose verifier is what its types and attributes decide: its
+// verifySignature(), which the op declares, run once per signature
+// (SignatureCache.h). The verifier is defined here, once for all of them.
+class Dist_SignatureVerifiedOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, traits> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return checkOncePerSignature(*this, [&] { return verifySignature(); });
+    }
+  }];
 }
 
 def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
@@ -128,6 +155,11 @@ def Dist_CIdentityOp : Dist_CollectiveOp<"c_identity"> {
   let results = (outs Dist_CollectiveResult:$result);
   let assemblyFormat = commonArgsFormat # [{
     (`stream` `=` $stream^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
   }];
 }
 
@@ -421,7 +453,7 @@ def Dist_SeedOp : Dist_Op<"seed"> {
 // Sharded compute
 //===----------------------------------------------------------------------===//
 
-def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
+def Dist_CEmbeddingOp : Dist_SignatureVerifiedOp<"c_embedding", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Embedding lookup into one shard of a row-split table";
   let description = [{
@@ -446,7 +478,6 @@ def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
     $ids `,` $weight `start` `=` $start_index attr-dict
     `:` type($ids) `,` type($weight) `->` type($result)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -454,7 +485,7 @@ def Dist_CEmbeddingOp : Dist_Op<"c_embedding", [Pure,
   }];
 }
 
-def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
+def Dist_CEmbeddingGradOp : Dist_SignatureVerifiedOp<"c_embedding_grad", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradient of a sharded embedding lookup";
   let description = [{
@@ -479,7 +510,6 @@ def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
     $ids `,` $weight `,` $out_grad `start` `=` $start_index attr-dict
     `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -491,7 +521,7 @@ def Dist_CEmbeddingGradOp : Dist_Op<"c_embedding_grad", [Pure,
 // Logical ops that the passes rewrite
 //===----------------------------------------------------------------------===//
 
-def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
+def Dist_MatmulOp : Dist_SignatureVerifiedOp<"matmul", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Batched matrix product with optional transposes";
   let description = [{
@@ -516,7 +546,6 @@ def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
     $x `,` $y (`transpose_x` $transpose_x^)? (`transpose_y` $transpose_y^)?
     attr-dict `:` type($x) `,` type($y) `->` type($result)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -524,7 +553,7 @@ def Dist_MatmulOp : Dist_Op<"matmul", [Pure,
   }];
 }
 
-def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
+def Dist_MatmulGradOp : Dist_SignatureVerifiedOp<"matmul_grad", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradients of dist.matmul with respect to both operands";
   let description = [{
@@ -554,7 +583,6 @@ def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
     `:` type($x) `,` type($y) `,` type($out_grad)
     `->` type($x_grad) `,` type($y_grad)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -562,7 +590,7 @@ def Dist_MatmulGradOp : Dist_Op<"matmul_grad", [Pure,
   }];
 }
 
-def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
+def Dist_EmbeddingOp : Dist_SignatureVerifiedOp<"embedding", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Embedding lookup (logical, before vocab-parallel lowering)";
   let description = [{
@@ -584,7 +612,6 @@ def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
   let assemblyFormat = [{
     $ids `,` $weight attr-dict `:` type($ids) `,` type($weight) `->` type($result)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -592,7 +619,7 @@ def Dist_EmbeddingOp : Dist_Op<"embedding", [Pure,
   }];
 }
 
-def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
+def Dist_EmbeddingGradOp : Dist_SignatureVerifiedOp<"embedding_grad", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Gradient of dist.embedding with respect to the table";
   let description = [{
@@ -615,7 +642,6 @@ def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
     $ids `,` $weight `,` $out_grad attr-dict
     `:` type($ids) `,` type($weight) `,` type($out_grad) `->` type($weight_grad)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -625,7 +651,7 @@ def Dist_EmbeddingGradOp : Dist_Op<"embedding_grad", [Pure,
 
 // Dropout draws random numbers (from its seed operand, or from a run-time
 // seed), so it carries no Pure trait: CSE must not merge two dropouts.
-def Dist_DropoutOp : Dist_Op<"dropout",
+def Dist_DropoutOp : Dist_SignatureVerifiedOp<"dropout",
     [AllTypesMatch<["input", "result"]>,
      DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "Randomly zero elements with probability `prob`";
@@ -669,7 +695,6 @@ def Dist_DropoutOp : Dist_Op<"dropout",
     $input (`seed` `(` $seed^ `:` type($seed) `)`)? `prob` `=` $prob attr-dict
     `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -697,7 +722,7 @@ def Dist_ScaleOp : Dist_Op<"scale", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure,
+def Dist_CheckFiniteAndUnscaleOp : Dist_SignatureVerifiedOp<"check_finite_and_unscale", [Pure,
     DeclareOpInterfaceMethods<Dist_DistributionRuleInterface, ["appendRuleAttributes"]>]> {
   let summary = "AMP: unscale gradients and detect infinities or NaNs";
   let description = [{
@@ -723,7 +748,6 @@ def Dist_CheckFiniteAndUnscaleOp : Dist_Op<"check_finite_and_unscale", [Pure,
   let assemblyFormat = [{
     $grads `scale` $scale attr-dict `:` functional-type(operands, results)
   }];
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
