@@ -838,38 +838,39 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
   return std::move(r->front());
 }
 
-FailureOr<SmallVector<Dist>>
-EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
-  // The logical lookup of the whole table: a row-split table adds no
-  // partial axis (--dist-parallel-embedding inserts that communication).
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
+/// The one result `infer(mesh)` gives on `op`'s common mesh, checked: the
+/// shape of every lookup's rule.
+template <typename Infer>
+static FailureOr<SmallVector<Dist>>
+oneResult(Operation *op, raw_ostream &whyNot, Infer infer) {
+  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
   if (failed(mesh))
     return failure();
-  FailureOr<Dist> rows =
-      wholeLookup(*mesh, getIds().getType(), getWeight().getType(), whyNot);
-  if (failed(rows))
+  FailureOr<Dist> inferred = infer(*mesh);
+  if (failed(inferred))
     return failure();
-  FailureOr<Dist> r = verified(std::move(*rows), whyNot);
+  FailureOr<Dist> r = verified(std::move(*inferred), whyNot);
   if (failed(r))
     return failure();
   return SmallVector<Dist>{std::move(*r)};
 }
 
 FailureOr<SmallVector<Dist>>
+EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
+  // The logical lookup of the whole table: a row-split table adds no
+  // partial axis (--dist-parallel-embedding inserts that communication).
+  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+    return wholeLookup(mesh, getIds().getType(), getWeight().getType(), whyNot);
+  });
+}
+
+FailureOr<SmallVector<Dist>>
 CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
   // One row shard: ids of other shards give zero rows, so the result is a
   // partial sum over the axis that splits the rows.
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
-  if (failed(mesh))
-    return failure();
-  FailureOr<Dist> rows =
-      lookupRows(*mesh, getIds().getType(), getWeight().getType(), whyNot);
-  if (failed(rows))
-    return failure();
-  FailureOr<Dist> r = verified(std::move(*rows), whyNot);
-  if (failed(r))
-    return failure();
-  return SmallVector<Dist>{std::move(*r)};
+  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+    return lookupRows(mesh, getIds().getType(), getWeight().getType(), whyNot);
+  });
 }
 
 FailureOr<SmallVector<Dist>>
@@ -877,36 +878,20 @@ EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
   // distributed as the table (the lowering adds the reduction over the
   // axes that split the ids).
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
-  if (failed(mesh))
-    return failure();
-  FailureOr<Dist> grad =
-      lookupGrad(*mesh, getIds().getType(), getWeight().getType(),
-                 getOutGrad().getType(), /*whole=*/true, whyNot);
-  if (failed(grad))
-    return failure();
-  FailureOr<Dist> r = verified(std::move(*grad), whyNot);
-  if (failed(r))
-    return failure();
-  return SmallVector<Dist>{std::move(*r)};
+  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+    return lookupGrad(mesh, getIds().getType(), getWeight().getType(),
+                      getOutGrad().getType(), /*whole=*/true, whyNot);
+  });
 }
 
 FailureOr<SmallVector<Dist>>
 CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
-  if (failed(mesh))
-    return failure();
-  FailureOr<Dist> grad =
-      lookupGrad(*mesh, getIds().getType(), getWeight().getType(),
-                 getOutGrad().getType(), /*whole=*/false, whyNot);
-  if (failed(grad))
-    return failure();
-  FailureOr<Dist> r = verified(std::move(*grad), whyNot);
-  if (failed(r))
-    return failure();
-  return SmallVector<Dist>{std::move(*r)};
+  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+    return lookupGrad(mesh, getIds().getType(), getWeight().getType(),
+                      getOutGrad().getType(), /*whole=*/false, whyNot);
+  });
 }
 
 /// A one-result elementwise rule over the op's tensor operands.
