@@ -36,11 +36,16 @@ def test_the_extension_loads_on_first_use():
     ({"n": 2000}, "-n 2000: at most 1024 processes"),
     ({"n": 2, "entry": "a b"}, "--entry 'a b' is not a function name"),
     ({"n": 2, "hosts": "a", "hostfile": "b"}, "--hosts and --hostfile: give one"),
+    ({"n": 2.5}, "-n must be a number of processes, not 2.5"),
+    ({"n": 2, "timeout": float("nan")}, "--timeout nan is not a positive number"),
+    ({"n": 2, "timeout": 0}, "--timeout 0 is not a positive number"),
+    ({"n": 2, "collectives": "maybe"}, "--collectives 'maybe': expected check"),
+    ({"n": 2, "program": None}, "a PROGRAM is required"),
 ])
 def test_bad_settings_raise_before_anything_runs(tmp_path, settings, message):
     program = tmp_path / "p.mlir"
     program.write_text("func.func @main() {\n  return\n}\n")
-    config = RunConfig(program=str(program), **settings)
+    config = RunConfig(**dict({"program": str(program)}, **settings))
     with pytest.raises(RunError, match=message) as e:
         launch.run(config, str(tmp_path))
     assert e.value.returncode == 1

@@ -2,6 +2,7 @@
 supervising the run: a timeout, an interrupt or a failure stops every
 process the run started, wherever MPICH's setsid put it."""
 import dataclasses
+import math
 import os
 import re
 import secrets
@@ -115,6 +116,17 @@ def _launch_command(config, mpirun, tmp, program_command):
 
 
 def _check(config):
+    """The checks the command line's parser makes, for a RunConfig made in
+    Python, then what only a run can say."""
+    if isinstance(config.n, bool) or not isinstance(config.n, int):
+        fail(f"-n must be a number of processes, not {config.n!r}")
+    if (isinstance(config.timeout, bool) or not isinstance(config.timeout, (int, float))
+            or not math.isfinite(config.timeout) or config.timeout <= 0):
+        fail(f"--timeout {config.timeout!r} is not a positive number of seconds")
+    if config.collectives not in ("check", "trace", "off"):
+        fail(f"--collectives {config.collectives!r}: expected check, trace or off")
+    if not config.program:
+        fail("a PROGRAM is required")
     if config.n < 1:
         fail("-n must be at least 1")
     if config.n > MAX_PROCESSES:
