@@ -20,6 +20,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -1571,16 +1572,8 @@ LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
 
 namespace {
 struct DistCompletePass
-    : public dist::impl::DistCompleteBase<DistCompletePass> {
-  using Base::Base;
-
-  /// The cost-model file is read once.
-  LogicalResult initialize(MLIRContext *context) override {
-    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
-                            linkBandwidthGBps, context);
-  }
-
-  PassCostModel costs;
+    : public CostModelPass<dist::impl::DistCompleteBase<DistCompletePass>> {
+  using CostModelPass::CostModelPass;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -1612,8 +1605,7 @@ struct DistCompletePass
       if (encoded)
         functions.push_back(f);
     });
-    FailureOr<CostModelOptions> options = costs.getOptions(
-        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    FailureOr<CostModelOptions> options = costModelOptions();
     if (failed(options))
       return signalPassFailure();
     CostModel model(*options);

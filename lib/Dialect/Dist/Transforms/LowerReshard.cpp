@@ -10,6 +10,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
 
@@ -28,21 +29,15 @@ using namespace mlir::dist;
 
 namespace {
 struct DistLowerReshardPass
-    : public dist::impl::DistLowerReshardBase<DistLowerReshardPass> {
-  using Base::Base;
-
-  /// The cost-model file is read once, not per function.
-  LogicalResult initialize(MLIRContext *context) override {
-    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
-                            linkBandwidthGBps, context);
-  }
+    : public CostModelPass<
+          dist::impl::DistLowerReshardBase<DistLowerReshardPass>> {
+  using CostModelPass::CostModelPass;
 
   void runOnOperation() override {
     // Its encodings are claims only once completion has decided them.
     if (failed(rules::requireCompleted(getOperation())))
       return signalPassFailure();
-    FailureOr<CostModelOptions> options = costs.getOptions(
-        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    FailureOr<CostModelOptions> options = costModelOptions();
     if (failed(options))
       return signalPassFailure();
     CostModel model(*options);
@@ -150,7 +145,5 @@ struct DistLowerReshardPass
       remark << ";";
     }
   }
-
-  PassCostModel costs;
 };
 } // namespace

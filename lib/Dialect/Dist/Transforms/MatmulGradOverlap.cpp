@@ -12,6 +12,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -259,14 +260,9 @@ struct SplitMatmulGradPattern : public OpRewritePattern<MatmulGradOp> {
 };
 
 struct DistMatmulGradOverlapPass
-    : public dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass> {
-  using Base::Base;
-
-  /// The cost-model file is read once, not per function.
-  LogicalResult initialize(MLIRContext *context) override {
-    return costs.initialize(costModelFile, peakTflops, linkLatencyUs,
-                            linkBandwidthGBps, context);
-  }
+    : public CostModelPass<
+          dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass>> {
+  using CostModelPass::CostModelPass;
 
   void runOnOperation() override {
     // Its encodings are claims only once completion has decided them.
@@ -281,8 +277,7 @@ struct DistMatmulGradOverlapPass
           << " must be non-negative and finite";
       return signalPassFailure();
     }
-    FailureOr<CostModelOptions> costModel = costs.getOptions(
-        peakTflops, linkLatencyUs, linkBandwidthGBps, getOperation());
+    FailureOr<CostModelOptions> costModel = costModelOptions();
     if (failed(costModel))
       return signalPassFailure();
     options.costModel = *costModel;
@@ -304,8 +299,6 @@ struct DistMatmulGradOverlapPass
       ++numSplit;
     }
   }
-
-  PassCostModel costs;
 };
 } // namespace
 
