@@ -80,3 +80,26 @@ def test_run_error_carries_the_messages_and_status():
     assert e.value.returncode == 1
     assert "cannot lower" in e.value.message
     assert "nowhere" in e.value.stderr
+
+
+def test_an_interrupt_while_a_process_starts_waits_for_the_block_to_end():
+    """The command line's handler raises Interrupted at once, except inside
+    deferred_interrupts (around starting a process), where the signal is
+    kept and raised as the block ends, so the caller holds the process (and
+    stops it) by then."""
+    import signal
+    from dist.run.errors import Interrupted, deferred_interrupts, interrupt
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        reached = []
+        with pytest.raises(Interrupted) as e:
+            with deferred_interrupts():
+                os.kill(os.getpid(), signal.SIGUSR1)
+                reached.append("after the signal")
+        assert reached == ["after the signal"] and e.value.signum == signal.SIGUSR1
+        with pytest.raises(Interrupted):
+            os.kill(os.getpid(), signal.SIGUSR1)
+            reached.append("not reached")
+        assert reached == ["after the signal"]
+    finally:
+        signal.signal(signal.SIGUSR1, previous)

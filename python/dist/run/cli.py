@@ -12,7 +12,7 @@ import tempfile
 
 from . import calibration, launch
 from .config import RunConfig
-from .errors import Interrupted, RunError
+from .errors import Interrupted, RunError, interrupt
 
 RUN_DESCRIPTION = '''Compile a dist program for MPI and run it on N processes.
 '''
@@ -126,9 +126,6 @@ def main(argv=None, prog="dist-run"):
                        hostfile=args.hostfile, launcher=args.launcher, trace=args.trace,
                        build=args.build, err=sys.stderr, out=sys.stdout)
     _warn_if_oversubscribed(config)
-
-    def interrupt(signum, frame):
-        raise Interrupted(signum)
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, interrupt)

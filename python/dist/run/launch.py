@@ -15,7 +15,7 @@ from typing import List
 
 from . import native, paths, trace as tracing
 from .config import MAX_PROCESSES
-from .errors import TIMEOUT_STATUS, fail
+from .errors import TIMEOUT_STATUS, deferred_interrupts, fail
 
 
 @dataclasses.dataclass
@@ -208,17 +208,20 @@ def run(config, tmp):
     # --launcher prints the ranks' output itself.
     hydra_log = open(os.path.join(tmp, "mpirun.log"), "w+")
     ranks_err = config.stderr_sink(tmp, "ranks.err")
-    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                            stdout=None if config.launcher else hydra_log,
-                            stderr=ranks_err, env=env, start_new_session=True)
     timed_out = False
+    proc = None
     try:
+        with deferred_interrupts():
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                    stdout=None if config.launcher else hydra_log,
+                                    stderr=ranks_err, env=env, start_new_session=True)
         status = proc.wait(timeout=config.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
         # Also on an interrupt: nothing of the run survives it.
-        _stop(proc, marker)
+        if proc is not None:
+            _stop(proc, marker)
         config.forward(ranks_err)
     outputs = []
     if not config.launcher:

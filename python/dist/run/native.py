@@ -5,7 +5,23 @@ import shlex
 import subprocess
 
 from . import paths
-from .errors import TIMEOUT_STATUS, fail
+from .errors import TIMEOUT_STATUS, deferred_interrupts, fail
+
+
+def _run(cmd, timeout=None):
+    """subprocess.run(cmd) capturing its output as text, started so that an
+    interrupt cannot leave the tool running (see deferred_interrupts), and
+    stopped on a timeout or an interrupt."""
+    with deferred_interrupts():
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def lowering_flags(config):
@@ -43,8 +59,7 @@ def lower(config, dist_opt, out_dir, trace):
     cmd = [dist_opt, os.path.abspath(config.program)] + lowering_flags(config) + [
         pipeline, "-o", lowered]
     try:
-        result = subprocess.run(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, timeout=config.timeout)
+        result = _run(cmd, timeout=config.timeout)
     except subprocess.TimeoutExpired:
         fail(f"lowering {config.program} took longer than --timeout {config.timeout:g} s",
              TIMEOUT_STATUS)
@@ -56,8 +71,7 @@ def lower(config, dist_opt, out_dir, trace):
 
 def _run_steps(config, steps):
     for step in steps:
-        result = subprocess.run(step, stdin=subprocess.DEVNULL, capture_output=True,
-                                text=True, timeout=config.timeout)
+        result = _run(step, timeout=config.timeout)
         if result.returncode != 0:
             config.err.write(result.stdout + result.stderr)
             fail(f"cannot build {config.build}: {os.path.basename(step[0])} failed")
@@ -88,8 +102,8 @@ def build(config, dist_opt, tmp):
     _run_steps(config, compile_steps)
     if config.entry != "dist_entry":
         # The name main calls: the entry is renamed to it.
-        symbols = subprocess.run([paths.llvm_tool("llvm-nm"), "--defined-only", "-j", obj],
-                                 capture_output=True, text=True).stdout.split()
+        symbols = _run([paths.llvm_tool("llvm-nm"), "--defined-only", "-j", obj],
+                       timeout=config.timeout).stdout.split()
         if "dist_entry" in symbols:
             fail(f"cannot build {config.build}: the program defines dist_entry, the "
                  "name the executable's main calls; rename that function")
