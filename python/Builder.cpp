@@ -343,6 +343,35 @@ void bindBuilderHelpers(py::module_ &m) {
   m.def("_declare", &declareFunction);
   m.def("_dense", &denseElements);
   m.def("_register_passes", [] { mlirDistRegisterAllPasses(); });
+  // A matmul's result shape, by the verifier's rule (the builder states no
+  // geometry of its own); a ValueError with the verifier's message when the
+  // operands cannot be multiplied.
+  m.def("_matmul_shape", [](const TensorType &x, const TensorType &y,
+                            bool transposeX, bool transposeY) {
+    requireContext(x.ctx, y.ctx, "y");
+    ContextState &ctx = *x.ctx;
+    std::vector<int64_t> shape(
+        std::max(mlirShapedTypeGetRank(x.type), mlirShapedTypeGetRank(y.type)));
+    std::vector<Diagnostic> kept;
+    intptr_t rank = collecting(
+        ctx, "",
+        [&] {
+          return mlirDistMatmulResultShape(x.type, y.type, transposeX,
+                                           transposeY, shape.data(),
+                                           shape.size());
+        },
+        [](intptr_t) { return false; }, &kept);
+    if (rank < 0) {
+      std::string message = kept.empty() ? "invalid matmul" : kept[0].message;
+      // The C function's name is for C callers.
+      std::string prefix = "mlirDistMatmulResultShape: ";
+      if (message.rfind(prefix, 0) == 0)
+        message = message.substr(prefix.size());
+      throw py::value_error("matmul " + message);
+    }
+    shape.resize(rank);
+    return shape;
+  });
 }
 
 } // namespace

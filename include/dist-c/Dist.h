@@ -243,6 +243,23 @@ MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGet(MlirType valueType);
 MLIR_CAPI_EXPORTED MlirType mlirDistFutureTypeGetValueType(MlirType future);
 
 /*===----------------------------------------------------------------------===*/
+/* Ops                                                                        */
+/*===----------------------------------------------------------------------===*/
+
+/** The rank of the result shape of `dist.matmul` (and of `out_grad` of
+ *  `dist.matmul_grad`) on ranked tensors `x` and `y` with these transposes,
+ *  matmul_v2's rule as the verifier applies it; the shape itself (the local
+ *  shape: the types' own) is written to `shape` when it has room for
+ *  `capacity` entries. -1, after an error diagnostic in `x`'s context, when
+ *  the operands cannot be multiplied (rank below 2, differing contraction
+ *  sizes, batch dims that do not broadcast). */
+MLIR_CAPI_EXPORTED intptr_t mlirDistMatmulResultShape(MlirType x, MlirType y,
+                                                      bool transposeX,
+                                                      bool transposeY,
+                                                      int64_t *shape,
+                                                      intptr_t capacity);
+
+/*===----------------------------------------------------------------------===*/
 /* Redistribution: reshard plans and transposes                               */
 /*===----------------------------------------------------------------------===*/
 

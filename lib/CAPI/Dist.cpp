@@ -11,6 +11,7 @@
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
@@ -471,6 +472,34 @@ int64_t mlirDistMeshAttrGetProcessGroup(MlirAttribute mesh, int64_t process,
     return -1;
   llvm::copy(members, group);
   return static_cast<int64_t>(members.size());
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+intptr_t mlirDistMatmulResultShape(MlirType x, MlirType y, bool transposeX,
+                                   bool transposeY, int64_t *shape,
+                                   intptr_t capacity) {
+  const char *fn = "mlirDistMatmulResultShape";
+  auto xt = dyn_cast_or_null<RankedTensorType>(unwrap(x));
+  auto yt = dyn_cast_or_null<RankedTensorType>(unwrap(y));
+  if (!xt || !yt) {
+    if (Type t = unwrap(x) ? unwrap(x) : unwrap(y))
+      report(t.getContext(), fn) << "expected two ranked tensor types";
+    return -1;
+  }
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  std::optional<SmallVector<int64_t>> result = matmul::resultShape(
+      xt.getShape(), yt.getShape(), transposeX, transposeY, os);
+  if (!result) {
+    report(xt.getContext(), fn) << why;
+    return -1;
+  }
+  if (shape && capacity >= static_cast<intptr_t>(result->size()))
+    llvm::copy(*result, shape);
+  return static_cast<intptr_t>(result->size());
 }
 
 //===----------------------------------------------------------------------===//

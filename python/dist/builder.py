@@ -53,18 +53,6 @@ def _tensor(value, what):
     return t
 
 
-def _broadcast_batch(a, b):
-    """Paddle's matmul_v2 batch broadcasting (right-aligned, 1 stretches)."""
-    out = []
-    for i in range(max(len(a), len(b))):
-        x = a[len(a) - 1 - i] if i < len(a) else 1
-        y = b[len(b) - 1 - i] if i < len(b) else 1
-        if x != y and 1 not in (x, y):
-            raise ValueError(f"batch dims {a} and {b} do not broadcast")
-        out.append(max(x, y))
-    return list(reversed(out))
-
-
 class FunctionBuilder:
     """Builds one `func.func` of a module.
 
@@ -216,12 +204,8 @@ class FunctionBuilder:
         """`dist.matmul`: the result shape follows matmul_v2's rules; `dist`
         is the result's declared distribution."""
         tx, ty = _tensor(x, "x"), _tensor(y, "y")
-        xs, ys = tx.shape, ty.shape
-        if len(xs) < 2 or len(ys) < 2:
-            raise ValueError("matmul operands need rank >= 2")
-        m = xs[-1] if transpose_x else xs[-2]
-        n = ys[-2] if transpose_y else ys[-1]
-        shape = _broadcast_batch(xs[:-2], ys[:-2]) + [m, n]
+        # The verifier's shape rule (MatmulGeometry.h), not one of our own.
+        shape = _dist._matmul_shape(tx, ty, transpose_x, transpose_y)
         attrs = {}
         if transpose_x:
             attrs["transpose_x"] = _dist._unit(self.context)

@@ -785,6 +785,39 @@ static void testRedistribution(MlirContext ctx) {
   mlirModuleDestroy(module);
 }
 
+// CHECK-LABEL: testMatmulShape
+// CHECK: rank 3: 2 3 5
+// CHECK: transpose_x: rank 2: 3 5
+// CHECK: diagnostic: mlirDistMatmulResultShape: contraction sizes differ: x has 5, y has 4
+// CHECK: mismatch: -1
+// CHECK: diagnostic: mlirDistMatmulResultShape: expected two ranked tensor types
+// CHECK: not tensors: -1
+// CHECK: null: -1
+static void testMatmulShape(MlirContext ctx) {
+  printf("testMatmulShape\n");
+  MlirType x = mlirTypeParseGet(
+      ctx, mlirStringRefCreateFromCString("tensor<2x3x4xf32>"));
+  MlirType y =
+      mlirTypeParseGet(ctx, mlirStringRefCreateFromCString("tensor<4x5xf32>"));
+  MlirType xt =
+      mlirTypeParseGet(ctx, mlirStringRefCreateFromCString("tensor<4x3xf32>"));
+  int64_t shape[3] = {0, 0, 0};
+  intptr_t rank = mlirDistMatmulResultShape(x, y, false, false, shape, 3);
+  printf("rank %d: %d %d %d\n", (int)rank, (int)shape[0], (int)shape[1],
+         (int)shape[2]);
+  rank = mlirDistMatmulResultShape(xt, y, true, false, shape, 3);
+  printf("transpose_x: rank %d: %d %d\n", (int)rank, (int)shape[0],
+         (int)shape[1]);
+  printf("mismatch: %d\n",
+         (int)mlirDistMatmulResultShape(y, y, false, false, shape, 3));
+  printf("not tensors: %d\n",
+         (int)mlirDistMatmulResultShape(mlirF32TypeGet(ctx), y, false, false,
+                                        shape, 3));
+  printf("null: %d\n",
+         (int)mlirDistMatmulResultShape((MlirType){NULL}, (MlirType){NULL},
+                                        false, false, shape, 3));
+}
+
 int main(int argc, char **argv) {
   /* Unbuffered, so that a crash still shows how far the test came. */
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -803,6 +836,7 @@ int main(int argc, char **argv) {
   testVerifyDistributions(ctx);
   testConversionPasses(ctx);
   testRedistribution(ctx);
+  testMatmulShape(ctx);
   mlirContextDestroy(ctx);
   return 0;
 }

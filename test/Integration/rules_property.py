@@ -52,7 +52,9 @@ def rule_result(ctx, mesh, a_t, b_t, shape):
             f.return_()
             m.verify()
             return dims, partial
-        except dist.DiagnosticError:
+        except (dist.DiagnosticError, ValueError):
+            # The builder refuses local shapes that cannot be multiplied
+            # (the verifier's shape rule) before the verifier sees them.
             continue
     return None
 

@@ -71,6 +71,11 @@ def test_builder_shape_rules(ctx):
     assert f.embedding(ids, table).type.shape == [6, 7]
     with pytest.raises(ValueError, match="rank >= 2"):
         f.matmul(ids, b)
+    # The verifier's rule and message (MatmulGeometry.h through the C API).
+    with pytest.raises(ValueError, match=r"matmul contraction sizes differ: x has 5, y has 4"):
+        f.matmul(b, b)
+    with pytest.raises(ValueError, match=r"batch dims of x \[2\] and y \[3\] do not broadcast"):
+        f.matmul(a, f.constant(0.0, t([3, 4, 5])))
     with pytest.raises(TypeError, match="ranked tensor"):
         f.matmul(f.index(3), b)
     f.return_()

@@ -48,7 +48,7 @@ static void printMeshRef(OpAsmPrinter &printer, Operation *, MeshAttr mesh) {
 // Shared verification
 //===----------------------------------------------------------------------===//
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
+std::string mlir::dist::shapeString(ArrayRef<int64_t> shape) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << '[';
@@ -605,40 +605,13 @@ LogicalResult CEmbeddingGradOp::verifySignature() {
 static FailureOr<SmallVector<int64_t>>
 inferMatmulShape(Operation *op, RankedTensorType x, RankedTensorType y,
                  bool transposeX, bool transposeY) {
-  if (x.getRank() < 2 || y.getRank() < 2)
-    return op->emitOpError("operands must have rank >= 2, got ranks ")
-           << x.getRank() << " and " << y.getRank();
-  ArrayRef<int64_t> xs = x.getShape(), ys = y.getShape();
-  unsigned xr = xs.size(), yr = ys.size();
-  int64_t m = xs[matmul::rowDim(xr, transposeX)];
-  int64_t kx = xs[matmul::colDim(xr, transposeX)];
-  int64_t ky = ys[matmul::rowDim(yr, transposeY)];
-  int64_t n = ys[matmul::colDim(yr, transposeY)];
-  if (!ShapedType::isDynamic(kx) && !ShapedType::isDynamic(ky) && kx != ky)
-    return op->emitOpError("contraction sizes differ: x has ")
-           << kx << ", y has " << ky;
-  ArrayRef<int64_t> xb = xs.take_front(matmul::batchRank(xr)),
-                    yb = ys.take_front(matmul::batchRank(yr));
-  size_t batchRank = std::max(xb.size(), yb.size());
-  SmallVector<int64_t> shape(batchRank);
-  for (size_t i = 0; i < batchRank; ++i) {
-    // Align the batch dims from the right, as numpy broadcasting does.
-    int64_t a = i + xb.size() >= batchRank ? xb[i + xb.size() - batchRank] : 1;
-    int64_t b = i + yb.size() >= batchRank ? yb[i + yb.size() - batchRank] : 1;
-    if (a == 1)
-      shape[i] = b;
-    else if (b == 1 || a == b)
-      shape[i] = a;
-    else if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b))
-      shape[i] = ShapedType::isDynamic(a) ? b : a;
-    else
-      return op->emitOpError("batch dims of x ")
-             << shapeString(xb) << " and y " << shapeString(yb)
-             << " do not broadcast";
-  }
-  shape.push_back(m);
-  shape.push_back(n);
-  return shape;
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  std::optional<SmallVector<int64_t>> shape = matmul::resultShape(
+      x.getShape(), y.getShape(), transposeX, transposeY, os);
+  if (!shape)
+    return op->emitOpError(why);
+  return *shape;
 }
 
 static LogicalResult verifySameElementType(Operation *op, ValueRange values) {

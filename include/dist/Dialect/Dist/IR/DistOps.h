@@ -16,6 +16,13 @@
 
 #include "dist/Dialect/Dist/IR/DistInterfaces.h.inc"
 
+namespace mlir {
+namespace dist {
+/// A shape as the verifiers print it in their messages: [2, ?, 4].
+std::string shapeString(ArrayRef<int64_t> shape);
+} // namespace dist
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "dist/Dialect/Dist/IR/DistOps.h.inc"
 

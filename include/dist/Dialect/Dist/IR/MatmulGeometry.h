@@ -6,16 +6,21 @@
 // dims are batch dims, aligned from the right and broadcast as numpy does.
 // The one statement of that geometry: the verifier's shape rule, the
 // distribution rule, the linalg lowering and the cost model all read it from
-// here.
+// here (and the Python builder, through the C API's
+// mlirDistMatmulResultShape).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_DIALECT_DIST_IR_MATMULGEOMETRY_H
 #define DIST_DIALECT_DIST_IR_MATMULGEOMETRY_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
+#include <cstdint>
+#include <optional>
 
 namespace mlir {
 namespace dist {
@@ -54,6 +59,15 @@ inline llvm::SmallVector<unsigned> operandLoops(unsigned rank, bool transposed,
   loops[colDim(rank, transposed)] = colLoop;
   return loops;
 }
+
+/// The shape of `op(x) * op(y)` for operands of shapes `xs` and `ys`: the
+/// batch dims broadcast, then m and n. Nothing when the operands have rank
+/// below 2, their contraction sizes differ or their batch dims do not
+/// broadcast; `why` then says which (the verifier's message, and the C
+/// API's, which the Python builder raises).
+std::optional<llvm::SmallVector<int64_t>>
+resultShape(llvm::ArrayRef<int64_t> xs, llvm::ArrayRef<int64_t> ys,
+            bool transposeX, bool transposeY, llvm::raw_ostream &why);
 
 } // namespace matmul
 } // namespace dist
