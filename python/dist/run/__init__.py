@@ -56,7 +56,7 @@ def _in_process(config, body):
             result = body(tmp)
         except RunError as e:
             raise RunError(e.message, e.returncode, errors.getvalue()) from None
-    status = result if isinstance(result, int) else result.status
+    status = result.status
     if status == TIMEOUT_STATUS:
         raise RunError(f"timed out after {config.timeout:g} s", status, errors.getvalue())
     if status != 0:
@@ -93,11 +93,8 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
         config.program = program
         if native:
             exe = os.path.join(tmp, "program")
-            config.program, config.build = program, exe
-            config.trace = "" if trace else None
-            status = _launch.run(config, tmp)
-            if status != 0:
-                return status
+            config.build, config.trace = exe, "" if trace else None
+            _launch.run(config, tmp)
             config.program, config.build, config.trace = exe, None, trace
             config.pass_flags = ""
         return _launch.run(config, tmp)
@@ -142,7 +139,7 @@ def calibrate(procs, output, timeout=300):
 
     def body(tmp):
         model.update(_calibration.calibrate(config, output, tmp))
-        return 0
+        return _launch.RunResult(0, [])
 
     _in_process(config, body)
     return model

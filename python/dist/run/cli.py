@@ -137,7 +137,7 @@ def main(argv=None, prog="dist-run"):
             status = 0
         else:
             result = launch.run(config, tmp)
-            status = result if isinstance(result, int) else result.status
+            status = result.status
     except RunError as e:
         sys.stdout.flush()
         config.say(f"error: {e.message}")

@@ -149,8 +149,8 @@ def _check(config):
 
 
 def run(config, tmp):
-    """Lowers (or builds) config.program and runs it: a RunResult, or, with
-    config.build, the build's status. Raises RunError when it cannot."""
+    """Lowers config.program and runs it, or with config.build links it (a
+    RunResult without outputs). Raises RunError when it cannot."""
     _check(config)
     is_native = native.is_executable(config.program)
     if is_native and (config.build or config.pass_flags):
@@ -167,7 +167,8 @@ def run(config, tmp):
     else:
         dist_opt = paths.dist_opt()
         if config.build:
-            return native.build(config, dist_opt, tmp)
+            native.build(config, dist_opt, tmp)
+            return RunResult(0, [])
         runner = paths.llvm_tool("mlir-runner")
         # Collectives call into the project's runtime library (communicators,
         # non-blocking allreduces, checks): it is always loaded.

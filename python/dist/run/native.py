@@ -108,7 +108,6 @@ def build(config, dist_opt, tmp):
             fail(f"cannot build {config.build}: the program defines dist_entry, the "
                  "name the executable's main calls; rename that function")
     _run_steps(config, link_steps)
-    return 0
 
 
 def is_executable(path):
