@@ -13,11 +13,13 @@
 #include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
 #include "dist/Conversion/RuntimeCalls.h"
+#include "dist/Conversion/TensorBuilders.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
 
@@ -44,14 +46,6 @@ using namespace mlir::dist;
 
 static Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
-}
-
-/// A zero-filled tensor of `type` (its encoding kept).
-static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(
-      b, loc, type.getShape(), type.getElementType(), type.getEncoding());
-  Value zero = zeroOf(b, loc, type.getElementType());
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
 static Value mul(OpBuilder &b, Location loc, Value x, Value y) {
@@ -81,6 +75,28 @@ static LogicalResult requireStaticShapes(Operation *op) {
              << ": the lowering needs static shapes";
   return success();
 }
+
+namespace {
+/// A lowering that builds loops with static bounds: it sees only ops whose
+/// tensors have static shapes (the others get requireStaticShapes' error).
+template <typename OpTy>
+struct StaticShapeLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using Adaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    if (failed(requireStaticShapes(op)))
+      return failure();
+    return lowerStatic(op, adaptor, rewriter);
+  }
+
+  virtual LogicalResult
+  lowerStatic(OpTy op, Adaptor adaptor,
+              ConversionPatternRewriter &rewriter) const = 0;
+};
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Contractions
@@ -141,7 +157,7 @@ static Value contract(OpBuilder &b, Location loc, Value lhs, AffineMap lhsMap,
         utils::IteratorType::parallel;
   auto generic = linalg::GenericOp::create(
       b, loc, resultType, ValueRange{lhs, rhs},
-      ValueRange{zeros(b, loc, resultType)},
+      ValueRange{buildZeros(b, loc, resultType)},
       ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value product = mul(nb, nloc, args[0], args[1]);
@@ -180,20 +196,29 @@ static Value matmulOfUntransposedY(OpBuilder &b, Location loc, Value x,
 }
 
 namespace {
-struct MatmulLowering : public OpConversionPattern<MatmulOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// The loops of a matmul or matmul_grad `op` whose product has `outType`;
+/// an error at `op` when its batch dims broadcast.
+template <typename OpTy>
+static FailureOr<MatmulLoops> loopsOf(OpTy op, RankedTensorType outType) {
+  FailureOr<MatmulLoops> loops =
+      matmulLoops(op.getContext(), op.getX().getType(), op.getY().getType(),
+                  outType, op.getTransposeX(), op.getTransposeY());
+  if (failed(loops))
+    return op.emitError("cannot lower a '")
+           << op->getName()
+           << "' whose batch dims broadcast (size 1 against a larger size) "
+              "to the runtime";
+  return loops;
+}
+
+struct MatmulLowering : public StaticShapeLowering<MatmulOp> {
+  using StaticShapeLowering::StaticShapeLowering;
 
   LogicalResult
-  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
+  lowerStatic(MatmulOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    if (failed(loopsOf(op, op.getResult().getType())))
       return failure();
-    FailureOr<MatmulLoops> loops = matmulLoops(
-        op.getContext(), op.getX().getType(), op.getY().getType(),
-        op.getResult().getType(), op.getTransposeX(), op.getTransposeY());
-    if (failed(loops))
-      return op.emitError("cannot lower a matmul whose batch dims broadcast "
-                          "(size 1 against a larger size) to the runtime");
     auto type = getTypeConverter()->convertType<RankedTensorType>(
         op.getResult().getType());
     Value y = adaptor.getY();
@@ -206,21 +231,15 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
   }
 };
 
-struct MatmulGradLowering : public OpConversionPattern<MatmulGradOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct MatmulGradLowering : public StaticShapeLowering<MatmulGradOp> {
+  using StaticShapeLowering::StaticShapeLowering;
 
   LogicalResult
-  matchAndRewrite(MatmulGradOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
-    FailureOr<MatmulLoops> loops = matmulLoops(
-        op.getContext(), op.getX().getType(), op.getY().getType(),
-        op.getOutGrad().getType(), op.getTransposeX(), op.getTransposeY());
+  lowerStatic(MatmulGradOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    FailureOr<MatmulLoops> loops = loopsOf(op, op.getOutGrad().getType());
     if (failed(loops))
-      return op.emitError("cannot lower a matmul_grad whose batch dims "
-                          "broadcast (size 1 against a larger size) to the "
-                          "runtime");
+      return failure();
     const TypeConverter &converter = *getTypeConverter();
     // Each gradient contracts the other operand with out_grad over the loops
     // missing from its own dims (k, or m/n, and any batch dims y lacks).
@@ -353,7 +372,7 @@ static Value gather(OpBuilder &b, Location loc, Value ids, Value weight,
     idsExprs.push_back(getAffineDimExpr(d, ctx));
   auto generic = linalg::GenericOp::create(
       b, loc, resultType, ValueRange{ids},
-      ValueRange{zeros(b, loc, resultType)},
+      ValueRange{buildZeros(b, loc, resultType)},
       ArrayRef<AffineMap>{AffineMap::get(rank, 0, idsExprs, ctx),
                           AffineMap::getMultiDimIdentityMap(rank, ctx)},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
@@ -397,7 +416,7 @@ static Value scatterAdd(OpBuilder &b, Location loc, Value ids, Value outGrad,
   iterators[0] = iterators[1] = utils::IteratorType::parallel;
   auto generic = linalg::GenericOp::create(
       b, loc, gradType, ValueRange{ids, outGrad},
-      ValueRange{zeros(b, loc, gradType)},
+      ValueRange{buildZeros(b, loc, gradType)},
       ArrayRef<AffineMap>{
           AffineMap::get(numLoops, 0, idsExprs, ctx),
           AffineMap::get(numLoops, 0, gradExprs, ctx),
@@ -491,10 +510,10 @@ static FailureOr<Value> seedValue(OpBuilder &b, Location loc, DropoutOp op,
 namespace {
 /// The random ops' patterns share one numbering of their run-time sites.
 template <typename OpTy>
-struct RandomOpLowering : public OpConversionPattern<OpTy> {
+struct RandomOpLowering : public StaticShapeLowering<OpTy> {
   RandomOpLowering(const TypeConverter &converter, MLIRContext *ctx,
                    std::shared_ptr<RuntimeSiteIds> sites)
-      : OpConversionPattern<OpTy>(converter, ctx), sites(std::move(sites)) {}
+      : StaticShapeLowering<OpTy>(converter, ctx), sites(std::move(sites)) {}
 
   std::shared_ptr<RuntimeSiteIds> sites;
 };
@@ -503,10 +522,8 @@ struct DropoutLowering : public RandomOpLowering<DropoutOp> {
   using RandomOpLowering::RandomOpLowering;
 
   LogicalResult
-  matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
+  lowerStatic(DropoutOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     if (op.getIsTest()) {
       rewriter.replaceOp(op, adaptor.getInput());
@@ -556,7 +573,7 @@ struct DropoutLowering : public RandomOpLowering<DropoutOp> {
     auto map = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType, ValueRange{adaptor.getInput()},
-        ValueRange{zeros(rewriter, loc, resultType)},
+        ValueRange{buildZeros(rewriter, loc, resultType)},
         ArrayRef<AffineMap>{map, map},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -605,10 +622,8 @@ struct SeedLowering : public RandomOpLowering<SeedOp> {
   using RandomOpLowering::RandomOpLowering;
 
   LogicalResult
-  matchAndRewrite(SeedOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
+  lowerStatic(SeedOp op, OpAdaptor,
+              ConversionPatternRewriter &rewriter) const override {
     auto type = getTypeConverter()->convertType<RankedTensorType>(op.getType());
     if (op.getValue()) {
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
@@ -632,22 +647,6 @@ struct SeedLowering : public RandomOpLowering<SeedOp> {
 // Scale and AMP
 //===----------------------------------------------------------------------===//
 
-/// Elementwise `x * factor` (factor an f64 attribute or a scalar value).
-static Value scaleBy(OpBuilder &b, Location loc, Value x, Value factor) {
-  auto type = cast<RankedTensorType>(x.getType());
-  auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
-  auto generic = linalg::GenericOp::create(
-      b, loc, type, ValueRange{x}, ValueRange{zeros(b, loc, type)},
-      ArrayRef<AffineMap>{map, map},
-      SmallVector<utils::IteratorType>(type.getRank(),
-                                       utils::IteratorType::parallel),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, nloc, args[0], factor);
-        linalg::YieldOp::create(nb, nloc, product);
-      });
-  return generic.getResult(0);
-}
-
 static Value castFloat(OpBuilder &b, Location loc, Value v, Type to) {
   auto from = cast<FloatType>(v.getType());
   auto target = cast<FloatType>(to);
@@ -667,7 +666,8 @@ static Value unscale(OpBuilder &b, Location loc, Value grad, Value inverse) {
   Type compute = inverse.getType();
   auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
   return linalg::GenericOp::create(
-             b, loc, type, ValueRange{grad}, ValueRange{zeros(b, loc, type)},
+             b, loc, type, ValueRange{grad},
+             ValueRange{buildZeros(b, loc, type)},
              ArrayRef<AffineMap>{map, map},
              SmallVector<utils::IteratorType>(type.getRank(),
                                               utils::IteratorType::parallel),
@@ -709,14 +709,12 @@ static Value anyNonFinite(OpBuilder &b, Location loc, Value grad) {
 
 namespace {
 struct CheckFiniteAndUnscaleLowering
-    : public OpConversionPattern<CheckFiniteAndUnscaleOp> {
-  using OpConversionPattern::OpConversionPattern;
+    : public StaticShapeLowering<CheckFiniteAndUnscaleOp> {
+  using StaticShapeLowering::StaticShapeLowering;
 
   LogicalResult
-  matchAndRewrite(CheckFiniteAndUnscaleOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
+  lowerStatic(CheckFiniteAndUnscaleOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     // One inverse, in f64 if any gradient is f64, else in f32.
     bool anyF64 = llvm::any_of(op.getGrads(), [](Value grad) {
@@ -749,33 +747,6 @@ struct CheckFiniteAndUnscaleLowering
   }
 };
 
-/// A pattern for an op whose lowering is one helper call on its operands.
-template <typename OpTy>
-struct HelperLowering : public OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-  using Adaptor = typename OpTy::Adaptor;
-
-  LogicalResult
-  matchAndRewrite(OpTy op, Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
-    FailureOr<Value> result = lower(rewriter, op, adaptor);
-    if (failed(result))
-      return failure();
-    rewriter.replaceOp(op, *result);
-    return success();
-  }
-
-  FailureOr<Value> lower(ConversionPatternRewriter &rewriter, OpTy op,
-                         Adaptor adaptor) const;
-
-  RankedTensorType convert(Type type) const {
-    return this->getTypeConverter()->template convertType<RankedTensorType>(
-        type);
-  }
-};
-
 /// The global row count of a table whose rows may be split (after
 /// --dist-parallel-embedding): -1 when its encoding does not say.
 static int64_t globalRows(Value weight) {
@@ -786,82 +757,74 @@ static int64_t globalRows(Value weight) {
   return mesh::globalShape(type.getShape(), dist)[0];
 }
 
-template <>
-FailureOr<Value>
-HelperLowering<EmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
-                                   EmbeddingOp op, Adaptor adaptor) const {
-  if (failed(rejectRowSplit(op, op.getWeight())))
-    return failure();
-  FailureOr<IdCheck> check =
-      buildIdCheck(rewriter, op, -1, adaptor.getWeight());
-  if (failed(check))
-    return failure();
-  return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
-                Value(), convert(op.getType()), *check);
-}
+/// embedding, c_embedding and their gradients: a gather of rows, or a
+/// scatter-add of out_grad rows, each id checked against the whole table.
+/// A whole table (embedding) checks against its own rows and must not be
+/// row-split; a vocab-parallel shard (c_embedding) checks against the global
+/// rows its encoding gives and reads from its start index on.
+template <typename OpTy>
+struct LookupLowering : public StaticShapeLowering<OpTy> {
+  using StaticShapeLowering<OpTy>::StaticShapeLowering;
+  using Adaptor = typename StaticShapeLowering<OpTy>::Adaptor;
+  static constexpr bool kShard =
+      llvm::is_one_of<OpTy, CEmbeddingOp, CEmbeddingGradOp>::value;
+  static constexpr bool kGrad =
+      llvm::is_one_of<OpTy, EmbeddingGradOp, CEmbeddingGradOp>::value;
 
-template <>
-FailureOr<Value>
-HelperLowering<CEmbeddingOp>::lower(ConversionPatternRewriter &rewriter,
-                                    CEmbeddingOp op, Adaptor adaptor) const {
-  FailureOr<IdCheck> check =
-      buildIdCheck(rewriter, op, globalRows(op.getWeight()), Value());
-  if (failed(check))
-    return failure();
-  return gather(rewriter, op.getLoc(), adaptor.getIds(), adaptor.getWeight(),
-                adaptor.getStartIndex(), convert(op.getType()), *check);
-}
+  LogicalResult
+  lowerStatic(OpTy op, Adaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    FailureOr<IdCheck> check;
+    Value start;
+    if constexpr (kShard) {
+      check = buildIdCheck(rewriter, op, globalRows(op.getWeight()), Value());
+      start = adaptor.getStartIndex();
+    } else {
+      if (failed(rejectRowSplit(op, op.getWeight())))
+        return failure();
+      check = buildIdCheck(rewriter, op, -1, adaptor.getWeight());
+    }
+    if (failed(check))
+      return failure();
+    auto type =
+        this->getTypeConverter()->template convertType<RankedTensorType>(
+            op.getType());
+    Value result;
+    if constexpr (kGrad)
+      result = scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
+                          adaptor.getOutGrad(), start, type, *check);
+    else
+      result = gather(rewriter, op.getLoc(), adaptor.getIds(),
+                      adaptor.getWeight(), start, type, *check);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 
-template <>
-FailureOr<Value>
-HelperLowering<EmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
-                                       EmbeddingGradOp op,
-                                       Adaptor adaptor) const {
-  if (failed(rejectRowSplit(op, op.getWeight())))
-    return failure();
-  FailureOr<IdCheck> check =
-      buildIdCheck(rewriter, op, -1, adaptor.getWeight());
-  if (failed(check))
-    return failure();
-  return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
-                    adaptor.getOutGrad(), Value(), convert(op.getType()),
-                    *check);
-}
+struct ScaleLowering : public StaticShapeLowering<ScaleOp> {
+  using StaticShapeLowering::StaticShapeLowering;
 
-template <>
-FailureOr<Value>
-HelperLowering<CEmbeddingGradOp>::lower(ConversionPatternRewriter &rewriter,
-                                        CEmbeddingGradOp op,
-                                        Adaptor adaptor) const {
-  FailureOr<IdCheck> check =
-      buildIdCheck(rewriter, op, globalRows(op.getWeight()), Value());
-  if (failed(check))
-    return failure();
-  return scatterAdd(rewriter, op.getLoc(), adaptor.getIds(),
-                    adaptor.getOutGrad(), adaptor.getStartIndex(),
-                    convert(op.getType()), *check);
-}
-
-template <>
-FailureOr<Value>
-HelperLowering<ScaleOp>::lower(ConversionPatternRewriter &rewriter, ScaleOp op,
-                               Adaptor adaptor) const {
-  Type elementType = getElementTypeOrSelf(op.getType());
-  Value factor = arith::ConstantOp::create(
-      rewriter, op.getLoc(), elementType,
-      rewriter.getFloatAttr(elementType, op.getFactor().convertToDouble()));
-  return scaleBy(rewriter, op.getLoc(), adaptor.getInput(), factor);
-}
+  LogicalResult
+  lowerStatic(ScaleOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getType());
+    Value factor = arith::ConstantOp::create(
+        rewriter, op.getLoc(), elementType,
+        rewriter.getFloatAttr(elementType, op.getFactor().convertToDouble()));
+    rewriter.replaceOp(
+        op, buildScaled(rewriter, op.getLoc(), adaptor.getInput(), factor));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::dist::populateDistToLinalgConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulLowering, MatmulGradLowering,
-               CheckFiniteAndUnscaleLowering, HelperLowering<EmbeddingOp>,
-               HelperLowering<CEmbeddingOp>, HelperLowering<EmbeddingGradOp>,
-               HelperLowering<CEmbeddingGradOp>, HelperLowering<ScaleOp>>(
-      converter, ctx);
+               CheckFiniteAndUnscaleLowering, LookupLowering<EmbeddingOp>,
+               LookupLowering<CEmbeddingOp>, LookupLowering<EmbeddingGradOp>,
+               LookupLowering<CEmbeddingGradOp>, ScaleLowering>(converter, ctx);
   auto sites = std::make_shared<RuntimeSiteIds>();
   patterns.add<DropoutLowering, SeedLowering>(converter, ctx, sites);
 }
@@ -878,14 +841,11 @@ void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {
 
 namespace {
 struct ConvertDistToLinalgPass
-    : public dist::impl::ConvertDistToLinalgBase<ConvertDistToLinalgPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::ConvertDistToLinalgBase<ConvertDistToLinalgPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // A function completion has not decided would lower its undecided
-    // tensors as replicated, unchecked.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     MLIRContext *ctx = &getContext();
     DistTypeConverter converter;
     ConversionTarget target(*ctx);

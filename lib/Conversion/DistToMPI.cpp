@@ -14,10 +14,12 @@
 #include "dist/Conversion/DistToMPI.h"
 #include "dist/Conversion/Passes.h"
 #include "dist/Conversion/RuntimeCalls.h"
+#include "dist/Conversion/TensorBuilders.h"
 #include "dist/Conversion/TypeConversion.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
 
@@ -218,14 +220,6 @@ static Value unflatten(OpBuilder &b, Location loc, Value flat,
                                            /*writable=*/true);
 }
 
-static Value zerosLike(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  Value zero = arith::ConstantOp::create(b, loc, type.getElementType(),
-                                         b.getZeroAttr(type.getElementType()));
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-}
-
 /// `tensor` converted elementwise to element type `to` (exactly, for the
 /// widenings getReductionElementType picks, and rounding once on the way
 /// back).
@@ -256,17 +250,7 @@ static Value averageOver(OpBuilder &b, Location loc, Value sum,
   Value factor = arith::ConstantOp::create(
       b, loc, elementType,
       b.getFloatAttr(elementType, 1.0 / double(groupSize)));
-  auto map = AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
-  return linalg::GenericOp::create(
-             b, loc, type, ValueRange{sum}, ValueRange{zerosLike(b, loc, type)},
-             ArrayRef<AffineMap>{map, map},
-             SmallVector<utils::IteratorType>(type.getRank(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value product = arith::MulFOp::create(nb, nloc, args[0], factor);
-               linalg::YieldOp::create(nb, nloc, product);
-             })
-      .getResult(0);
+  return buildScaled(b, loc, sum, factor);
 }
 
 //===----------------------------------------------------------------------===//
@@ -419,6 +403,55 @@ static StringRef runtimeSuffix(Type elementType) {
 }
 
 namespace {
+/// A collective started in the runtime: its receive buffer and request.
+struct Started {
+  Value recv, request;
+};
+} // namespace
+
+/// Starts the runtime's non-blocking collective `prefix` (for `flat`'s
+/// element type) from `flat` into a new buffer of `recvCount` elements over
+/// `comm`; a reduction passes its runtime kind.
+static FailureOr<Started>
+startInRuntime(DistToMPIState &state, ConversionPatternRewriter &rewriter,
+               Operation *op, StringRef prefix, Value flat, int64_t recvCount,
+               std::optional<int64_t> reduction, Value comm) {
+  Location loc = op->getLoc();
+  auto flatType = cast<MemRefType>(flat.getType());
+  Type element = flatType.getElementType();
+  // MPI reads the send buffer until the wait: it gets its own copy, so
+  // that bufferization may reuse the tensor's buffer in the meantime.
+  Value send = memref::AllocOp::create(rewriter, loc, flatType);
+  memref::CopyOp::create(rewriter, loc, flat, send);
+  Value recv = memref::AllocOp::create(rewriter, loc,
+                                       MemRefType::get({recvCount}, element));
+  auto i64 = rewriter.getI64Type();
+  Value kind;
+  if (reduction)
+    kind = arith::ConstantOp::create(rewriter, loc,
+                                     rewriter.getI64IntegerAttr(*reduction));
+  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
+  SmallVector<Type> argTypes{anySize, anySize};
+  SmallVector<Value> args{memref::CastOp::create(rewriter, loc, anySize, send),
+                          memref::CastOp::create(rewriter, loc, anySize, recv)};
+  if (kind) {
+    argTypes.push_back(i64);
+    args.push_back(kind);
+  }
+  argTypes.push_back(comm.getType());
+  args.push_back(comm);
+  func::FuncOp start = state.getRuntimeFunction(
+      rewriter, op, (prefix + runtimeSuffix(element)).str(),
+      rewriter.getFunctionType(argTypes, {i64}), /*cInterface=*/true);
+  if (!start)
+    return failure();
+  Value request = func::CallOp::create(rewriter, loc, start, args).getResult(0);
+  if (failed(traceIssued(state, rewriter, op)))
+    return failure();
+  return Started{recv, request};
+}
+
+namespace {
 /// A lowering pattern that reads and extends the conversion's shared state
 /// (coordinates, communicators, runtime declarations).
 template <typename OpTy>
@@ -489,42 +522,24 @@ public:
     }
 
     // Asynchronous: the future becomes the receive buffer and the request.
-    auto flatType =
-        MemRefType::get({widenedType.getNumElements()}, reduction->elementType);
     Value flat = flatten(rewriter, loc, widened);
-    // MPI reads the send buffer until the wait: it gets its own copy, so
-    // that bufferization may reuse the tensor's buffer in the meantime.
-    Value send = memref::AllocOp::create(rewriter, loc, flatType);
-    memref::CopyOp::create(rewriter, loc, flat, send);
-    Value recv = memref::AllocOp::create(rewriter, loc, flatType);
-    Value request;
     if (!communicates(op)) {
-      memref::CopyOp::create(rewriter, loc, send, recv);
-      request = arith::ConstantOp::create(
+      // Nothing to exchange: the receive buffer is a copy, and there is
+      // nothing to wait for.
+      Value recv = memref::AllocOp::create(rewriter, loc,
+                                           cast<MemRefType>(flat.getType()));
+      memref::CopyOp::create(rewriter, loc, flat, recv);
+      Value none = arith::ConstantOp::create(
           rewriter, loc, rewriter.getI64IntegerAttr(DIST_REQUEST_NONE));
-    } else {
-      auto anySize =
-          MemRefType::get({ShapedType::kDynamic}, reduction->elementType);
-      auto i64 = rewriter.getI64Type();
-      StringRef suffix = runtimeSuffix(reduction->elementType);
-      func::FuncOp start = state.getRuntimeFunction(
-          rewriter, op, (DIST_RUNTIME_IALLREDUCE_PREFIX + suffix).str(),
-          rewriter.getFunctionType({anySize, anySize, i64, comm.getType()},
-                                   {i64}),
-          /*cInterface=*/true);
-      if (!start)
-        return failure();
-      Value kind = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));
-      Value sendAny = memref::CastOp::create(rewriter, loc, anySize, send);
-      Value recvAny = memref::CastOp::create(rewriter, loc, anySize, recv);
-      request = func::CallOp::create(rewriter, loc, start,
-                                     ValueRange{sendAny, recvAny, kind, comm})
-                    .getResult(0);
-      if (failed(traceIssued(state, rewriter, op)))
-        return failure();
+      rewriter.replaceOpWithMultiple(op, {{recv, none}});
+      return success();
     }
-    rewriter.replaceOpWithMultiple(op, {{recv, request}});
+    FailureOr<Started> started = startInRuntime(
+        state, rewriter, op, DIST_RUNTIME_IALLREDUCE_PREFIX, flat,
+        widenedType.getNumElements(), reduction->kind, comm);
+    if (failed(started))
+      return failure();
+    rewriter.replaceOpWithMultiple(op, {{started->recv, started->request}});
     return success();
   }
 
@@ -565,7 +580,7 @@ private:
       Value isRoot = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq, position, root);
       Value zero =
-          zerosLike(rewriter, loc, cast<RankedTensorType>(input.getType()));
+          buildZeros(rewriter, loc, cast<RankedTensorType>(input.getType()));
       return arith::SelectOp::create(rewriter, loc, isRoot, input, zero);
     }
   }
@@ -740,41 +755,22 @@ public:
         failed(traceCollective(state, rewriter, collective, how(op), element,
                                sendType.getNumElements(), comm)))
       return failure();
-    auto flatType = MemRefType::get({recvCount}, element);
-    Value flat = flatten(rewriter, loc, send);
-    // MPI reads the send buffer until the wait (see CollectiveLowering).
-    auto sendFlatType = cast<MemRefType>(flat.getType());
-    Value sendBuffer = memref::AllocOp::create(rewriter, loc, sendFlatType);
-    memref::CopyOp::create(rewriter, loc, flat, sendBuffer);
-    Value recv = memref::AllocOp::create(rewriter, loc, flatType);
-    auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
-    auto i64 = rewriter.getI64Type();
-    SmallVector<Type> argTypes{anySize, anySize};
-    SmallVector<Value> args{
-        memref::CastOp::create(rewriter, loc, anySize, sendBuffer),
-        memref::CastOp::create(rewriter, loc, anySize, recv)};
-    if constexpr (std::is_same_v<OpTy, ReduceScatterOp>) {
-      argTypes.push_back(i64);
-      args.push_back(arith::ConstantOp::create(
-          rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind)));
-    }
-    argTypes.push_back(comm.getType());
-    args.push_back(comm);
-    func::FuncOp start = state.getRuntimeFunction(
-        rewriter, op, (prefix() + runtimeSuffix(element)).str(),
-        rewriter.getFunctionType(argTypes, {i64}), /*cInterface=*/true);
-    if (!start)
+    std::optional<int64_t> runtimeKind;
+    if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
+      runtimeKind = reduction->kind;
+    FailureOr<Started> started = startInRuntime(state, rewriter, op, prefix(),
+                                                flatten(rewriter, loc, send),
+                                                recvCount, runtimeKind, comm);
+    if (failed(started))
       return failure();
-    Value request =
-        func::CallOp::create(rewriter, loc, start, args).getResult(0);
-    if (failed(traceIssued(state, rewriter, op)))
-      return failure();
+    auto [recv, request] = *started;
     if (collective.isAsync()) {
       rewriter.replaceOpWithMultiple(op, {{recv, request}});
       return success();
     }
     func::FuncOp wait = state.getRuntimeFunction(
-        rewriter, op, DIST_RUNTIME_WAIT, rewriter.getFunctionType({i64}, {}),
+        rewriter, op, DIST_RUNTIME_WAIT,
+        rewriter.getFunctionType({rewriter.getI64Type()}, {}),
         /*cInterface=*/false);
     if (!wait)
       return failure();
@@ -1139,8 +1135,9 @@ LogicalResult mlir::dist::addMPIInitAndFinalize(func::FuncOp entry,
 
 namespace {
 struct ConvertDistToMPIPass
-    : public dist::impl::ConvertDistToMPIBase<ConvertDistToMPIPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::ConvertDistToMPIBase<ConvertDistToMPIPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
   /// With `world-size`, a mesh that does not fit the run is an error: the
   /// processes would disagree about who holds what.
@@ -1239,13 +1236,10 @@ struct ConvertDistToMPIPass
     return success();
   }
 
-  void runOnOperation() override {
+  void runOnCompletedModule() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    // A function completion has not decided would lower its undecided
-    // tensors as replicated, unchecked.
-    if (failed(rules::requireCompleted(module)) ||
-        failed(checkMeshes(module)) ||
+    if (failed(checkMeshes(module)) ||
         (requireEntry && failed(checkEntry(module))))
       return signalPassFailure();
 

@@ -11,10 +11,19 @@ func.func @row_split(%ids: tensor<2xi64>, %w: tensor<4x3xf32, #dist.tensor<#mesh
 // -----
 
 func.func @broadcast_batch(%x: tensor<1x4x3xf32>, %y: tensor<2x3x8xf32>) -> tensor<2x4x8xf32> {
-  // expected-error @+2 {{cannot lower a matmul whose batch dims broadcast (size 1 against a larger size) to the runtime}}
+  // expected-error @+2 {{cannot lower a 'dist.matmul' whose batch dims broadcast (size 1 against a larger size) to the runtime}}
   // expected-error @+1 {{failed to legalize operation 'dist.matmul'}}
   %r = dist.matmul %x, %y : tensor<1x4x3xf32>, tensor<2x3x8xf32> -> tensor<2x4x8xf32>
   return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @broadcast_batch_grad(%x: tensor<1x4x3xf32>, %y: tensor<2x3x8xf32>, %dout: tensor<2x4x8xf32>) -> (tensor<1x4x3xf32>, tensor<2x3x8xf32>) {
+  // expected-error @+2 {{cannot lower a 'dist.matmul_grad' whose batch dims broadcast (size 1 against a larger size) to the runtime}}
+  // expected-error @+1 {{failed to legalize operation 'dist.matmul_grad'}}
+  %dx, %dy = dist.matmul_grad %x, %y, %dout : tensor<1x4x3xf32>, tensor<2x3x8xf32>, tensor<2x4x8xf32> -> tensor<1x4x3xf32>, tensor<2x3x8xf32>
+  return %dx, %dy : tensor<1x4x3xf32>, tensor<2x3x8xf32>
 }
 
 // -----

@@ -21,14 +21,13 @@ runs on 4 processes and each rank's result must equal the serial value
 rejected one, run anyway, must fail (a divergent group is stopped by the
 runtime or by dist-run --timeout) or print another value.
 """
-import argparse
 import itertools
-import random
 import sys
 
 import numpy as np
 
 import dist
+import textir
 from dist.run import RunError
 
 SHAPE, NAMES = [2, 2], ["dp", "mp"]
@@ -126,32 +125,23 @@ def program(control, condition, depth, cast, axes):
             "  %u = memref.cast %buf : memref<4xf32> to memref<*xf32>\n"
             "  func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()\n"
             "  return\n}\n")
-    if control == "if":
-        emit(f"%res = scf.if %cond -> ({T}) {{")
+    # Each region op: the lines before the reduction %s and after it ($T is
+    # the plain type).
+    regions = {
+        "if": (["%res = scf.if %cond -> ($T) {"],
+               ["  scf.yield %s : $T", "} else {", "  scf.yield %zero : $T", "}"]),
+        "for": (["%n = arith.select %cond, %c2, %c1 : index",
+                 "%res = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> ($T) {"],
+                ["  %next = arith.addf %acc, %s : $T", "  scf.yield %next : $T", "}"]),
+        "switch": (["%k = arith.select %cond, %c1, %c0 : index",
+                    "%res = scf.index_switch %k -> $T", "case 1 {"],
+                   ["  scf.yield %s : $T", "}", "default {", "  scf.yield %zero : $T", "}"]),
+    }
+    if control in regions:
+        before, after = regions[control]
+        lines.extend(line.replace("$T", T) for line in before)
         lines.extend(call(4, "%s"))
-        emit(f"  scf.yield %s : {T}")
-        emit("} else {")
-        emit(f"  scf.yield %zero : {T}")
-        emit("}")
-        body = lines
-    elif control == "for":
-        emit("%n = arith.select %cond, %c2, %c1 : index")
-        emit(f"%res = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> ({T}) {{")
-        lines.extend(call(4, "%s"))
-        emit(f"  %next = arith.addf %acc, %s : {T}")
-        emit(f"  scf.yield %next : {T}")
-        emit("}")
-        body = lines
-    elif control == "switch":
-        emit("%k = arith.select %cond, %c1, %c0 : index")
-        emit(f"%res = scf.index_switch %k -> {T}")
-        emit("case 1 {")
-        lines.extend(call(4, "%s"))
-        emit(f"  scf.yield %s : {T}")
-        emit("}")
-        emit("default {")
-        emit(f"  scf.yield %zero : {T}")
-        emit("}")
+        lines.extend(line.replace("$T", T) for line in after)
         body = lines
     else:
         emit(f"cf.cond_br %cond, ^take, ^join(%zero : {T})")
@@ -182,11 +172,7 @@ def predicted(condition, cast, axes):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--programs", type=int, default=12)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
+    args, rng, _ = textir.property_args(__doc__, 20261201, "programs", 12)
     ctx = dist.Context()
     ok = True
     # Every control and every condition, then random draws.

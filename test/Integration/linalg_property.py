@@ -18,7 +18,6 @@ allreduces, its function is marked {dist.complete}, and --dist-complete
 infers the rest before it runs.
 """
 import argparse
-import itertools
 import random
 import re
 import sys
@@ -26,21 +25,15 @@ import sys
 import numpy as np
 
 import dist
+import textir
 from reshard_matrix import Program
 
 N = 8
 
 
 def candidates(mesh_rank):
-    axes = list(range(mesh_rank))
-    for dims in itertools.product([-1] + axes, repeat=2):
-        used = [a for a in dims if a >= 0]
-        if len(used) != len(set(used)):
-            continue
-        free = [a for a in axes if a not in used]
-        for n in range(len(free) + 1):
-            for partial in itertools.combinations(free, n):
-                yield list(dims), {a: "sum" for a in partial}
+    for dims, partial in textir.distributions(2, mesh_rank):
+        yield dims, {a: "sum" for a in partial}
 
 
 ENCODING = re.compile(r", #dist\.tensor<#mesh, \[[^\]]*\](?:, partial = \[[^\]]*\])?>")

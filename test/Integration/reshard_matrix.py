@@ -24,26 +24,26 @@ import sys
 import numpy as np
 
 import dist
+import textir
 
 
 def distributions(mesh, kinds):
-    rank_axes = range(len(mesh))
+    """Every distribution of a rank-2 tensor on `mesh`, each partial axis
+    with each of `kinds`."""
     out = []
-    for d0 in [-1, *rank_axes]:
-        for d1 in [-1, *rank_axes]:
-            if d0 >= 0 and d0 == d1:
-                continue
-            free = [a for a in rank_axes if a not in (d0, d1)]
-            for states in itertools.product([None, *kinds], repeat=len(free)):
-                partial = {a: k for a, k in zip(free, states) if k}
-                out.append(((d0, d1), partial))
+    for dims, free in textir.distributions(2, len(mesh)):
+        if len(free) != len([a for a in range(len(mesh)) if a not in dims]):
+            continue
+        for states in itertools.product([None, *kinds], repeat=len(free)):
+            partial = {a: k for a, k in zip(free, states) if k}
+            out.append((tuple(dims), partial))
     return out
 
 
-class Program:
+class Program(textir.Body):
     def __init__(self, mesh, ids, shape):
+        super().__init__(mesh)
         self.mesh, self.shape = mesh, shape
-        self.lines, self.n = [], 0
         text = ", ".join(map(str, mesh))
         ids_text = f", process_ids = [{', '.join(map(str, ids))}]" if ids else ""
         self.head = f"#mesh = #dist.mesh<shape = [{text}]{ids_text}>\n"
@@ -70,52 +70,13 @@ class Program:
         self.functions.append(f"func.func private {name}() -> f32 {{\n" +
                               "\n".join(self.lines) + f"\n  return {count} : f32\n}}\n")
 
-    def emit(self, line):
-        self.lines.append("  " + line)
-
-    def fresh(self, stem="v"):
-        self.n += 1
-        return f"%{stem}{self.n}"
-
-    @staticmethod
-    def ttype(shape, enc=None):
-        t = "tensor<" + "x".join(map(str, shape)) + "xf32"
-        return t + (", " + enc if enc else "") + ">"
-
-    def enc(self, dims, partial):
-        s = "#dist.tensor<#mesh, [" + ", ".join(map(str, dims)) + "]"
-        if partial:
-            s += ", partial = [" + ", ".join(
-                f"{a} : {k}" for a, k in sorted(partial.items())) + "]"
-        return s + ">"
-
     def local(self, dims):
-        return [g // self.mesh[a] if a >= 0 else g for g, a in zip(self.shape, dims)]
+        return self.local_shape(self.shape, dims)
 
     def block(self, dims, glob="%X"):
         """This process's block of the global constant `glob` (X) under
         `dims`, plain."""
-        local = self.local(dims)
-        offs = []
-        for n, a in zip(local, dims):
-            if a < 0:
-                offs.append("0")
-                continue
-            k, o = self.fresh("k"), self.fresh("o")
-            self.emit(f"{k} = arith.constant {n} : index")
-            self.emit(f"{o} = arith.muli %crd{a}, {k} : index")
-            offs.append(o)
-        v = self.fresh("b")
-        self.emit(f"{v} = tensor.extract_slice {glob}[{', '.join(offs)}] "
-                  f"[{', '.join(map(str, local))}] [1, 1] : "
-                  f"{self.ttype(self.shape)} to {self.ttype(local)}")
-        return v
-
-    def splat(self, value, local):
-        c = self.fresh("s")
-        self.emit(f"{c}c = arith.constant {value} : f32")
-        self.emit(f"{c} = tensor.splat {c}c : {self.ttype(local)}")
-        return c
+        return self.slice_of(glob, self.shape, self.local(dims), dims)
 
     def source(self, dims, partial, glob="%X"):
         """The encoded piece of `glob` (X) in (dims, partial): partial terms made

@@ -23,14 +23,14 @@ form another, run unchecked with the encoding a rule would have to give
 (the operand's): each result must differ from numpy's, or the rule
 rejected a correct program for nothing.
 """
-import argparse
-import random
 import re
 import sys
 
 import numpy as np
 
 import dist
+import textir
+from textir import fmt
 
 MESHES = [([2], ["mp"]), ([2, 2], ["dp", "mp"]), ([2, 4], ["dp", "mp"])]
 KINDS = ["sum", "max", "min", "prod", "avg"]
@@ -47,10 +47,6 @@ ELEMENTWISE = {
 RESHAPES = ["collapse", "expand"]
 
 
-def fmt(x):
-    return f"{float(x):.9e}"
-
-
 def dense(a):
     if a.ndim == 1:
         return "[" + ", ".join(fmt(v) for v in a) + "]"
@@ -63,13 +59,12 @@ def dense_int(a):
     return "[" + ", ".join(dense_int(r) for r in a) + "]"
 
 
-class Program:
+class Program(textir.Body):
     """The text of one @main on `mesh`, built case by case."""
 
     def __init__(self, shape, names):
+        super().__init__(shape)
         self.shape, self.names = shape, names
-        self.lines = []
-        self.n = 0
         self.expected = []  # per printed result, numpy
         mesh = ", ".join(str(s) for s in shape)
         quoted = ", ".join(f'"{n}"' for n in names)
@@ -77,89 +72,39 @@ class Program:
         for a in range(len(shape)):
             self.emit(f"%crd{a} = dist.process_coord #mesh axis = {a}")
 
-    def emit(self, line):
-        self.lines.append("  " + line)
-
-    def fresh(self, stem="v"):
-        self.n += 1
-        return f"%{stem}{self.n}"
-
-    def enc(self, dims, partial):
-        s = "#dist.tensor<#mesh, [" + ", ".join(map(str, dims)) + "]"
-        if partial:
-            s += ", partial = [" + ", ".join(
-                f"{a} : {k}" for a, k in sorted(partial.items())) + "]"
-        return s + ">"
-
     def local(self, gshape, dims):
-        return [g // self.shape[a] if a >= 0 else g for g, a in zip(gshape, dims)]
-
-    @staticmethod
-    def ttype(shape, elt="f32", enc=None):
-        t = "tensor<" + "x".join(map(str, shape)) + "x" + elt
-        return t + (", " + enc if enc else "") + ">"
-
-    def splat(self, value, shape):
-        c = self.fresh("s")
-        self.emit(f"{c}c = arith.constant {fmt(value)} : f32")
-        self.emit(f"{c} = tensor.splat {c}c : {self.ttype(shape)}")
-        return c
+        return self.local_shape(gshape, dims)
 
     def holder_masks(self, axis, holders):
         """1.0 where this process's coordinate along `axis` is `holders`'
         element, 0.0 elsewhere; and the complement."""
         shape = list(holders.shape)
-        it = self.ttype(shape, "index")
+        it = self.ttype(shape, elt="index")
         c = self.fresh("h")
         self.emit(f"{c}s = tensor.splat %crd{axis} : {it}")
         self.emit(f"{c}c = arith.constant dense<{dense_int(holders)}> : {it}")
         self.emit(f"{c}b = arith.cmpi eq, {c}s, {c}c : {it}")
-        self.emit(f"{c} = arith.uitofp {c}b : {self.ttype(shape, 'i1')} to "
+        self.emit(f"{c} = arith.uitofp {c}b : {self.ttype(shape, elt='i1')} to "
                   f"{self.ttype(shape)}")
         return c, self.binop("subf", self.splat(1.0, shape), c, shape)
 
     def const(self, array):
-        c = self.fresh("c")
-        self.emit(f"{c} = arith.constant dense<{dense(array)}> : "
-                  f"{self.ttype(list(array.shape))}")
-        return c
+        return self.let("c", f"arith.constant dense<{dense(array)}> : "
+                        f"{self.ttype(list(array.shape))}")
 
     def scalar_splat(self, name, shape):
-        c = self.fresh("s")
-        self.emit(f"{c} = tensor.splat {name} : {self.ttype(shape)}")
-        return c
+        return self.let("s", f"tensor.splat {name} : {self.ttype(shape)}")
 
     def binop(self, op, a, b, shape):
-        r = self.fresh()
-        self.emit(f"{r} = arith.{op} {a}, {b} : {self.ttype(shape)}")
-        return r
-
-    def offsets(self, local, dims):
-        offs = []
-        for n, a in zip(local, dims):
-            if a < 0:
-                offs.append("0")
-                continue
-            k = self.fresh("k")
-            o = self.fresh("o")
-            self.emit(f"{k} = arith.constant {n} : index")
-            self.emit(f"{o} = arith.muli %crd{a}, {k} : index")
-            offs.append(o)
-        return offs
+        return self.let("v", f"arith.{op} {a}, {b} : {self.ttype(shape)}")
 
     def operand(self, glob, dims, partial, rng):
         """This process's piece of `glob` split by `dims` and partial over
         `partial` (axis -> kind), as an encoded value."""
         gshape = list(glob.shape)
         local = self.local(gshape, dims)
-        g = self.fresh("g")
-        self.emit(f"{g} = arith.constant dense<{dense(glob)}> : {self.ttype(gshape)}")
-        v = self.fresh()
-        offs = self.offsets(local, dims)
-        ones = ", ".join("1" for _ in gshape)
-        self.emit(f"{v} = tensor.extract_slice {g}[{', '.join(offs)}] "
-                  f"[{', '.join(map(str, local))}] [{ones}] : "
-                  f"{self.ttype(gshape)} to {self.ttype(local)}")
+        g = self.let("g", f"arith.constant dense<{dense(glob)}> : {self.ttype(gshape)}")
+        v = self.slice_of(g, gshape, local, dims)
         # Per element, and with the process that holds the value's own
         # share (the maximum, for a max) drawn per element, so that a rule
         # that wrongly accepts shows on some element whatever the values.
@@ -186,10 +131,8 @@ class Program:
                 d = self.binop("subf", q, self.const(f), local)
                 v = self.binop("addf", self.const(f),
                                self.binop("mulf", m, d, local), local)
-        e = self.fresh("e")
-        self.emit(f"{e} = tensor.cast {v} : {self.ttype(local)} to "
-                  f"{self.ttype(local, 'f32', self.enc(dims, partial))}")
-        return e
+        return self.let("e", f"tensor.cast {v} : {self.ttype(local)} to "
+                        f"{self.ttype(local, self.enc(dims, partial))}")
 
     def gather_print(self, value, gshape, dims, partial, expected):
         """Completes and gathers `value` on plain tensors (the check lets
@@ -197,7 +140,7 @@ class Program:
         local = self.local(gshape, dims)
         p = self.fresh("p")
         self.emit(f"{p} = tensor.cast {value} : "
-                  f"{self.ttype(local, 'f32', self.enc(dims, partial))} to "
+                  f"{self.ttype(local, self.enc(dims, partial))} to "
                   f"{self.ttype(local)}")
         for kind in sorted(set(partial.values())):
             axes = sorted(a for a, k in partial.items() if k == kind)
@@ -208,14 +151,12 @@ class Program:
             p = q
         split = sorted(a for a in dims if a >= 0)
         if split:
-            z = self.fresh("z")
-            self.emit(f"{z} = arith.constant dense<0.0> : {self.ttype(gshape)}")
-            offs = self.offsets(local, dims)
+            z = self.let("z", f"arith.constant dense<0.0> : {self.ttype(gshape)}")
+            offs = ", ".join(self.offsets(local, dims))
             ones = ", ".join("1" for _ in gshape)
-            ins = self.fresh("p")
-            self.emit(f"{ins} = tensor.insert_slice {p} into {z}[{', '.join(offs)}] "
-                      f"[{', '.join(map(str, local))}] [{ones}] : "
-                      f"{self.ttype(local)} into {self.ttype(gshape)}")
+            ins = self.let("p", f"tensor.insert_slice {p} into {z}[{offs}] "
+                           f"[{', '.join(map(str, local))}] [{ones}] : "
+                           f"{self.ttype(local)} into {self.ttype(gshape)}")
             full = self.fresh("p")
             self.emit(f"{full} = dist.allreduce {ins} on #mesh axes = "
                       f"[{', '.join(map(str, split))}] reduce = sum : "
@@ -272,16 +213,15 @@ def case_text(p, op, args, enc_in, gshape_in, enc_out, gshape_out, local_out):
     """The op of a case on `args` (encoded values); its result."""
     (din, pin), (dout, pout) = enc_in, enc_out
     lin = p.local(gshape_in, din)
-    tin = p.ttype(lin, "f32", p.enc(din, pin))
-    tout = p.ttype(local_out, "f32", p.enc(dout, pout))
+    tin = p.ttype(lin, p.enc(din, pin))
+    tout = p.ttype(local_out, p.enc(dout, pout))
     r = p.fresh("r")
     if op in ELEMENTWISE and op != "round_f16":
         p.emit(f"{r} = arith.{op} {', '.join(args)} : {tin}")
     elif op == "round_f16":
-        h = p.fresh("h")
-        p.emit(f"{h} = arith.truncf {args[0]} : {tin} to "
-               f"{p.ttype(lin, 'f16', p.enc(din, pin))}")
-        p.emit(f"{r} = arith.extf {h} : {p.ttype(lin, 'f16', p.enc(din, pin))} to {tin}")
+        half = p.ttype(lin, p.enc(din, pin), elt="f16")
+        h = p.let("h", f"arith.truncf {args[0]} : {tin} to {half}")
+        p.emit(f"{r} = arith.extf {h} : {half} to {tin}")
     elif op == "collapse":
         p.emit(f"{r} = tensor.collapse_shape {args[0]} [[0, 1]] : {tin} into {tout}")
     else:
@@ -297,7 +237,7 @@ def probe(ctx, shape, names, op, enc_in, gshape_in, gshape_out):
     p = Program(shape, names)
     din, pin = enc_in
     lin = p.local(gshape_in, din)
-    tin = p.ttype(lin, "f32", p.enc(din, pin))
+    tin = p.ttype(lin, p.enc(din, pin))
     arity = ELEMENTWISE[op][0] if op in ELEMENTWISE else 1
     if op in ELEMENTWISE:
         enc_out, local_out = enc_in, lin
@@ -364,12 +304,7 @@ def run_and_compare(prog, procs, want_equal):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--cases", type=int, default=24)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    np_rng = np.random.default_rng(args.seed)
+    args, rng, np_rng = textir.property_args(__doc__, 20261201, "cases", 24)
     ctx = dist.Context()
     ok = True
     index = 0

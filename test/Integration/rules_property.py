@@ -13,36 +13,21 @@ Then one program the rules reject (a partial result declared complete: its
 allreduce left out) is made to run anyway, through a cast the check trusts,
 and must differ: the rejection was a real mismatch.
 """
-import argparse
-import itertools
-import random
 import sys
 
 import numpy as np
 
+import cases
 import dist
+import textir
 
 MESHES = [([2], ["mp"]), ([2, 2], ["dp", "mp"]), ([2, 4], ["dp", "mp"])]
-
-
-def candidates(rank, mesh_rank):
-    """Every distribution of a rank-`rank` tensor on a mesh: dims mapping
-    and partial-sum axes."""
-    axes = list(range(mesh_rank))
-    for dims in itertools.product([-1] + axes, repeat=rank):
-        used = [a for a in dims if a >= 0]
-        if len(used) != len(set(used)):
-            continue
-        free = [a for a in axes if a not in used]
-        for n in range(len(free) + 1):
-            for partial in itertools.combinations(free, n):
-                yield list(dims), list(partial)
 
 
 def rule_result(ctx, mesh, a_t, b_t, shape):
     """The distribution the matmul rule gives, found by verifying every
     candidate declaration; None when no candidate verifies."""
-    for dims, partial in candidates(len(shape), len(mesh.shape)):
+    for dims, partial in textir.distributions(len(shape), len(mesh.shape)):
         d = dist.TensorDist(mesh, dims, {a: "sum" for a in partial})
         m = dist.Module.create(ctx)
         f = m.function("probe", [a_t, b_t])
@@ -68,27 +53,14 @@ def random_dims(rng, rank, mesh_rank):
     return dims
 
 
-class Builder:
+class Builder(cases.Program):
     """main(): shards global constants, runs the cases, prints gathered
     results."""
 
     def __init__(self, ctx, shape, names):
-        self.ctx = ctx
-        self.mesh = dist.Mesh(shape, names=names, context=ctx)
-        self.module = dist.Module.create(ctx)
-        self.f = self.module.function("main")
-        self.coords = {}
+        super().__init__(ctx, shape, names)
+        self.f = self.start_main()
         self.expected = []
-
-    def coord(self, axis):
-        if axis not in self.coords:
-            self.coords[axis] = self.f.process_coord(self.mesh, axis)
-        return self.coords[axis]
-
-    def offsets(self, local, dims):
-        f = self.f
-        return [0 if a < 0 else f.arith("muli", self.coord(a), f.index(n))
-                for n, a in zip(local, dims)]
 
     def local(self, shape, dims):
         return [g // self.mesh.shape[a] if a >= 0 else g
@@ -171,12 +143,7 @@ def run(b, procs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--programs", type=int, default=6)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    np_rng = np.random.default_rng(args.seed)
+    args, rng, np_rng = textir.property_args(__doc__, 20261130, "programs", 6)
     ctx = dist.Context()
     ok = True
     for shape, names in MESHES:

@@ -558,42 +558,34 @@ static LogicalResult verifyWeightGrad(Operation *op, Type weightType,
   return success();
 }
 
-LogicalResult EmbeddingOp::verifySignature() {
-  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(), getResult().getType(),
-                                 "result")))
+/// A lookup (embedding, c_embedding) gathers rows of its weight.
+template <typename LookupOp> static LogicalResult verifyLookup(LookupOp op) {
+  if (failed(verifyEmbeddingRows(op, op.getIds().getType(),
+                                 op.getWeight().getType(),
+                                 op.getResult().getType(), "result")))
     return failure();
-  return rules::verifyDistributionRule(*this);
+  return rules::verifyDistributionRule(op);
 }
 
-LogicalResult CEmbeddingOp::verifySignature() {
-  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(), getResult().getType(),
-                                 "result")))
+/// A lookup's gradient scatters its out_grad rows into the weight's shape.
+template <typename LookupGradOp>
+static LogicalResult verifyLookupGrad(LookupGradOp op) {
+  if (failed(verifyEmbeddingRows(op, op.getIds().getType(),
+                                 op.getWeight().getType(),
+                                 op.getOutGrad().getType(), "out_grad")) ||
+      failed(verifyWeightGrad(op, op.getWeight().getType(),
+                              op.getWeightGrad().getType())))
     return failure();
-  return rules::verifyDistributionRule(*this);
+  return rules::verifyDistributionRule(op);
 }
 
+LogicalResult EmbeddingOp::verifySignature() { return verifyLookup(*this); }
+LogicalResult CEmbeddingOp::verifySignature() { return verifyLookup(*this); }
 LogicalResult EmbeddingGradOp::verifySignature() {
-  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(), getOutGrad().getType(),
-                                 "out_grad")))
-    return failure();
-  if (failed(verifyWeightGrad(*this, getWeight().getType(),
-                              getWeightGrad().getType())))
-    return failure();
-  return rules::verifyDistributionRule(*this);
+  return verifyLookupGrad(*this);
 }
-
 LogicalResult CEmbeddingGradOp::verifySignature() {
-  if (failed(verifyEmbeddingRows(*this, getIds().getType(),
-                                 getWeight().getType(), getOutGrad().getType(),
-                                 "out_grad")))
-    return failure();
-  if (failed(verifyWeightGrad(*this, getWeight().getType(),
-                              getWeightGrad().getType())))
-    return failure();
-  return rules::verifyDistributionRule(*this);
+  return verifyLookupGrad(*this);
 }
 
 //===----------------------------------------------------------------------===//

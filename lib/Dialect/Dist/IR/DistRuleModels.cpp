@@ -21,22 +21,19 @@
 using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::rules;
+using rules::detail::MeshRuleModel;
 
 namespace {
 /// The elementwise rule for an op whose results all take the one inferred
 /// distribution (comparisons: of an i1 tensor).
 template <typename OpTy, Linearity L>
 struct ElementwiseModel
-    : public DistributionRuleInterface::ExternalModel<ElementwiseModel<OpTy, L>,
-                                                      OpTy> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
+    : public MeshRuleModel<ElementwiseModel<OpTy, L>, OpTy> {
+  FailureOr<SmallVector<Dist>> infer(OpTy op, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
     // Scalar operands (a select's i1 on tensors) are the same everywhere.
     FailureOr<Dist> r =
-        inferElementwise(*mesh, op->getOperandTypes(), L, whyNot);
+        inferElementwise(mesh, op->getOperandTypes(), L, whyNot);
     if (failed(r))
       return failure();
     return SmallVector<Dist>(op->getNumResults(), *r);
@@ -47,18 +44,12 @@ struct ElementwiseModel
 /// dim, and only that one may be split (otherwise the local reshape is not
 /// a block of the global one). Partial values pass through.
 template <typename OpTy>
-struct ReshapeModel
-    : public DistributionRuleInterface::ExternalModel<ReshapeModel<OpTy>,
-                                                      OpTy> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    auto reshape = cast<OpTy>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
-    Dist src = Dist::of(reshape.getSrc().getType(), *mesh);
+struct ReshapeModel : public MeshRuleModel<ReshapeModel<OpTy>, OpTy> {
+  FailureOr<SmallVector<Dist>> infer(OpTy reshape, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
+    Dist src = Dist::of(reshape.getSrc().getType(), mesh);
     Dist out;
-    out.mesh = *mesh;
+    out.mesh = mesh;
     out.partial = src.partial;
     auto groups = reshape.getReassociationIndices();
     if constexpr (std::is_same_v<OpTy, tensor::CollapseShapeOp>) {
@@ -66,7 +57,7 @@ struct ReshapeModel
         for (int64_t inner : group.drop_front())
           if (src.dims[inner] >= 0) {
             whyNot << "dim " << inner << " is split over mesh "
-                   << axisName(*mesh, src.dims[inner])
+                   << axisName(mesh, src.dims[inner])
                    << " but is not the outermost of the dims collapsed with "
                       "it: the local collapse would not be a block of the "
                       "global one";

@@ -1,9 +1,9 @@
-//===- RuleModelUtils.h - attaching and promising upstream rules -*- C++
-//-*-===//
+//===- RuleModelUtils.h - writing and promising upstream rules --*- C++ -*-===//
 //
 // Private to the files that give upstream ops their distribution rules
-// (DistRuleModels.cpp, LinalgRuleModel.cpp): op lists, and the promise that
-// makes a tool that forgot to register them fail with a message.
+// (DistRuleModels.cpp, TensorRuleModels.cpp, LinalgRuleModel.cpp): the base
+// of a rule on one mesh, op lists, and the promise that makes a tool that
+// forgot to register them fail with a message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,11 +11,28 @@
 #define DIST_LIB_DIALECT_DIST_IR_RULEMODELUTILS_H
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
+#include "dist/Dialect/Dist/IR/DistRules.h"
 
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OperationSupport.h"
 
 namespace mlir::dist::rules::detail {
+
+/// The rule of an op whose tensors must all be on one mesh: `Model` defines
+///   FailureOr<SmallVector<Dist>> infer(OpTy, MeshAttr, raw_ostream &) const
+/// and sees only ops that passed that check.
+template <typename Model, typename OpTy>
+struct MeshRuleModel
+    : public DistributionRuleInterface::ExternalModel<Model, OpTy> {
+  FailureOr<SmallVector<Dist>>
+  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
+    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+    if (failed(mesh))
+      return failure();
+    return static_cast<const Model *>(this)->infer(cast<OpTy>(op), *mesh,
+                                                   whyNot);
+  }
+};
 
 template <typename... Ops> struct OpList {};
 

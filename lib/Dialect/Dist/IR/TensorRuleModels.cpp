@@ -21,6 +21,7 @@
 using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::rules;
+using rules::detail::MeshRuleModel;
 
 /// Whether the slice of `op` takes dim `dim` of a tensor of local size
 /// `size` whole: offset 0, the full size, stride 1, all static.
@@ -74,21 +75,16 @@ static LogicalResult checkSlice(OffsetSizeAndStrideOpInterface op,
 
 namespace {
 struct ExtractSliceModel
-    : public DistributionRuleInterface::ExternalModel<ExtractSliceModel,
-                                                      tensor::ExtractSliceOp> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    auto slice = cast<tensor::ExtractSliceOp>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
-    Dist src = Dist::of(slice.getSourceType(), *mesh);
+    : public MeshRuleModel<ExtractSliceModel, tensor::ExtractSliceOp> {
+  FailureOr<SmallVector<Dist>> infer(tensor::ExtractSliceOp slice,
+                                     MeshAttr mesh, raw_ostream &whyNot) const {
+    Dist src = Dist::of(slice.getSourceType(), mesh);
     // The result keeps the source's splits on the dims it keeps; a slice
     // is linear, so every partial passes.
     Dist out;
-    out.mesh = *mesh;
+    out.mesh = mesh;
     out.partial = src.partial;
-    Dist declared = Dist::of(slice.getType(), *mesh);
+    Dist declared = Dist::of(slice.getType(), mesh);
     if (failed(checkSlice(slice, slice.getDroppedDims(), slice.getSourceType(),
                           src, declared, whyNot)))
       return failure();
@@ -113,16 +109,11 @@ static LogicalResult samePartials(const Dist &a, const Dist &b, StringRef what,
 }
 
 struct InsertSliceModel
-    : public DistributionRuleInterface::ExternalModel<InsertSliceModel,
-                                                      tensor::InsertSliceOp> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    auto insert = cast<tensor::InsertSliceOp>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
-    Dist src = Dist::of(insert.getSourceType(), *mesh);
-    Dist dest = Dist::of(insert.getDestType(), *mesh);
+    : public MeshRuleModel<InsertSliceModel, tensor::InsertSliceOp> {
+  FailureOr<SmallVector<Dist>> infer(tensor::InsertSliceOp insert,
+                                     MeshAttr mesh, raw_ostream &whyNot) const {
+    Dist src = Dist::of(insert.getSourceType(), mesh);
+    Dist dest = Dist::of(insert.getDestType(), mesh);
     if (failed(checkSlice(insert, insert.getDroppedDims(), insert.getDestType(),
                           dest, src, whyNot)) ||
         failed(
@@ -132,18 +123,12 @@ struct InsertSliceModel
   }
 };
 
-struct ConcatModel
-    : public DistributionRuleInterface::ExternalModel<ConcatModel,
-                                                      tensor::ConcatOp> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    auto concat = cast<tensor::ConcatOp>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
-    Dist first = Dist::of(op->getOperand(0).getType(), *mesh);
-    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-      Dist d = Dist::of(operand.getType(), *mesh);
+struct ConcatModel : public MeshRuleModel<ConcatModel, tensor::ConcatOp> {
+  FailureOr<SmallVector<Dist>> infer(tensor::ConcatOp concat, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
+    Dist first = Dist::of(concat->getOperand(0).getType(), mesh);
+    for (auto [i, operand] : llvm::enumerate(concat->getOperands())) {
+      Dist d = Dist::of(operand.getType(), mesh);
       if (d.dims != first.dims) {
         whyNot << "operand #" << i << " is split differently from operand #0";
         return failure();
@@ -154,7 +139,7 @@ struct ConcatModel
     int64_t dim = concat.getDim();
     if (first.dims[dim] >= 0) {
       whyNot << "the concatenated dim " << dim << " is split over mesh "
-             << axisName(*mesh, first.dims[dim])
+             << axisName(mesh, first.dims[dim])
              << ": the local concatenation would interleave the shards";
       return failure();
     }
@@ -162,20 +147,15 @@ struct ConcatModel
   }
 };
 
-struct PadModel
-    : public DistributionRuleInterface::ExternalModel<PadModel, tensor::PadOp> {
-  FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    auto pad = cast<tensor::PadOp>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-    if (failed(mesh))
-      return failure();
-    Dist src = Dist::of(pad.getSourceType(), *mesh);
+struct PadModel : public MeshRuleModel<PadModel, tensor::PadOp> {
+  FailureOr<SmallVector<Dist>> infer(tensor::PadOp pad, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
+    Dist src = Dist::of(pad.getSourceType(), mesh);
     ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
     for (auto [dim, axis] : llvm::enumerate(src.dims))
       if (axis >= 0 && (low[dim] != 0 || high[dim] != 0)) {
         whyNot << "dim " << dim << " is split over mesh "
-               << axisName(*mesh, axis)
+               << axisName(mesh, axis)
                << " and padded: every process would pad its shard";
         return failure();
       }
@@ -193,7 +173,7 @@ struct PadModel
     for (auto [axis, kind] : src.partial)
       if (kind != ReductionKind::Max && kind != ReductionKind::Min && !zero) {
         whyNot << "the source is partial (" << stringifyReductionKind(kind)
-               << ") over mesh " << axisName(*mesh, axis)
+               << ") over mesh " << axisName(mesh, axis)
                << " and the padding is not a constant zero: every process "
                   "would add it";
         return failure();

@@ -9,6 +9,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -206,13 +207,11 @@ static void collectSymbolRefs(Operation *root,
 
 namespace {
 struct DistAmpCheckFinitePass
-    : public dist::impl::DistAmpCheckFiniteBase<DistAmpCheckFinitePass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistAmpCheckFiniteBase<DistAmpCheckFinitePass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());

@@ -8,6 +8,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -57,8 +58,9 @@ static bool hasWorkBefore(Operation *op, Operation *end) {
 
 namespace {
 struct DistAssignStreamsPass
-    : public dist::impl::DistAssignStreamsBase<DistAssignStreamsPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistAssignStreamsBase<DistAssignStreamsPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
   /// The stream given by the role of the first axis that has one.
   StreamKind streamByRole(CollectiveOpInterface op) {
@@ -77,10 +79,7 @@ struct DistAssignStreamsPass
     return StreamKind::Compute;
   }
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     // Positions from one walk, taken before any wait is inserted, so that
     // finding first users costs one lookup per use and never depends on
     // MLIR renumbering a block's op order while waits go in.

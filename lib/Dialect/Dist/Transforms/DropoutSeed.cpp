@@ -9,6 +9,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -60,13 +61,11 @@ struct Twin {
 };
 
 struct DistDropoutSeedPass
-    : public dist::impl::DistDropoutSeedBase<DistDropoutSeedPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistDropoutSeedBase<DistDropoutSeedPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     SmallVector<DropoutOp> forward, recomputed;
     getOperation().walk([&](DropoutOp op) {
       (op.getRecomputeOf() ? recomputed : forward).push_back(op);

@@ -10,6 +10,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
@@ -29,14 +30,11 @@ using namespace mlir::dist;
 
 namespace {
 struct DistLowerReshardPass
-    : public CostModelPass<
-          dist::impl::DistLowerReshardBase<DistLowerReshardPass>> {
+    : public CostModelPass<CompletedModulePass<
+          dist::impl::DistLowerReshardBase<DistLowerReshardPass>>> {
   using CostModelPass::CostModelPass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     FailureOr<CostModelOptions> options = costModelOptions();
     if (failed(options))
       return signalPassFailure();

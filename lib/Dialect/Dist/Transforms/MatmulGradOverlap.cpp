@@ -12,6 +12,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
@@ -260,14 +261,11 @@ struct SplitMatmulGradPattern : public OpRewritePattern<MatmulGradOp> {
 };
 
 struct DistMatmulGradOverlapPass
-    : public CostModelPass<
-          dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass>> {
+    : public CostModelPass<CompletedModulePass<
+          dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass>>> {
   using CostModelPass::CostModelPass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
     if (!std::isfinite(options.minOverlapRatio) ||

@@ -11,6 +11,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -330,13 +331,11 @@ private:
 };
 
 struct DistParallelEmbeddingPass
-    : public dist::impl::DistParallelEmbeddingBase<DistParallelEmbeddingPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistParallelEmbeddingBase<DistParallelEmbeddingPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     ModuleOp module = getOperation();
     SmallVector<Operation *> lookups;
     module.walk([&](Operation *op) {

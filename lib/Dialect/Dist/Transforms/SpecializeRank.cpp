@@ -9,6 +9,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 
@@ -52,13 +53,11 @@ struct CoordToConstant : public OpRewritePattern<ProcessCoordOp> {
 };
 
 struct DistSpecializeRankPass
-    : public dist::impl::DistSpecializeRankBase<DistSpecializeRankPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistSpecializeRankBase<DistSpecializeRankPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     int64_t rank = this->rank;
     if (rank < 0) {
       mlir::emitError(getOperation().getLoc(),
