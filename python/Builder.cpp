@@ -343,6 +343,16 @@ void bindBuilderHelpers(py::module_ &m) {
   m.def("_declare", &declareFunction);
   m.def("_dense", &denseElements);
   m.def("_register_passes", [] { mlirDistRegisterAllPasses(); });
+  // The one trace drawer (lib/Support/TraceSvg.cpp); a ValueError with the
+  // reason when the text is not a dist trace.
+  m.def("_render_trace_svg", [](const std::string &trace) {
+    std::string out;
+    MlirLogicalResult drawn = mlirDistRenderTraceSvg(
+        mlirStringRefCreate(trace.data(), trace.size()), append, &out);
+    if (mlirLogicalResultIsFailure(drawn))
+      throw py::value_error(out);
+    return out;
+  });
   // A matmul's result shape, by the verifier's rule (the builder states no
   // geometry of its own); a ValueError with the verifier's message when the
   // operands cannot be multiplied.

@@ -68,19 +68,6 @@ Trace &traceData() {
   return data;
 }
 
-const char *streamName(int64_t stream) {
-  switch (stream) {
-  case DIST_STREAM_MP:
-    return "mp";
-  case DIST_STREAM_DP:
-    return "dp";
-  case DIST_STREAM_SHARDING:
-    return "sharding";
-  default:
-    return "compute";
-  }
-}
-
 void appendJSONString(std::string &out, const std::string &text) {
   out += '"';
   for (unsigned char c : text) {
@@ -242,12 +229,8 @@ void dist_runtime::trace::writeEvents() {
     out += "}},\n";
   };
   meta("process_name", 0, "rank " + std::to_string(rank));
-  meta("thread_name", 0, "compute stream");
-  for (auto &[stream, lanes] : data.laneEnds)
-    for (size_t lane = 0; lane < lanes.size(); ++lane)
-      meta("thread_name", stream * 100 + static_cast<int64_t>(lane),
-           std::string(streamName(stream)) + " stream" +
-               (lane ? " (" + std::to_string(lane + 1) + ")" : ""));
+  // The lanes are named where the ranks' files are merged (trace.py), from
+  // the dialect's stream names.
   std::snprintf(buffer, sizeof(buffer),
                 "{\"ph\": \"M\", \"name\": \"dist_collectives\", \"pid\": "
                 "%d, \"tid\": 0, \"args\": {\"count\": %lld}}",

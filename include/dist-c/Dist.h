@@ -303,6 +303,17 @@ MLIR_CAPI_EXPORTED MlirValue mlirDistBuildTranspose(MlirOperation op,
                                                     MlirValue cotangent,
                                                     MlirOperation insertBefore);
 
+/*===----------------------------------------------------------------------===*/
+/* Traces                                                                     */
+/*===----------------------------------------------------------------------===*/
+
+/** Draws `trace`, the JSON text of a dist trace (what dist-run --trace and
+ *  --dist-overlap-report's trace-file write; docs/running.md), as an SVG
+ *  picture, which `callback` receives (in one or more pieces). On failure
+ *  `callback` receives the reason instead, and nothing else. */
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirDistRenderTraceSvg(
+    MlirStringRef trace, MlirStringCallback callback, void *userData);
+
 #ifdef __cplusplus
 }
 #endif

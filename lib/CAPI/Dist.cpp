@@ -17,10 +17,12 @@
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Support/TraceSvg.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/CAPI/Support.h"
+#include "mlir/CAPI/Utils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -705,4 +707,22 @@ MlirValue mlirDistBuildTranspose(MlirOperation op, MlirValue cotangent,
     return MlirValue{nullptr};
   }
   return wrap(*transpose);
+}
+
+//===----------------------------------------------------------------------===//
+// Traces
+//===----------------------------------------------------------------------===//
+
+MlirLogicalResult mlirDistRenderTraceSvg(MlirStringRef trace,
+                                         MlirStringCallback callback,
+                                         void *userData) {
+  mlir::detail::CallbackOstream stream(callback, userData);
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse(StringRef(trace.data, trace.length));
+  llvm::Error error = json ? renderTraceSvg(*json, stream) : json.takeError();
+  if (error) {
+    stream << "not a dist trace: " << llvm::toString(std::move(error));
+    return mlirLogicalResultFailure();
+  }
+  return mlirLogicalResultSuccess();
 }

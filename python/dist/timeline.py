@@ -2,9 +2,11 @@
 
   python3 -m dist.timeline run.json -o run.svg
 """
-from .run.timeline import main, tick_step, time_axis, timeline_svg
+import sys
 
-__all__ = ["main", "tick_step", "time_axis", "timeline_svg"]
+from .run.timeline import main, timeline_svg
+
+__all__ = ["main", "timeline_svg"]
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

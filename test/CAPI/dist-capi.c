@@ -818,6 +818,33 @@ static void testMatmulShape(MlirContext ctx) {
                                         false, false, shape, 3));
 }
 
+// The one trace drawer: an SVG picture of a trace; the reason, and no
+// picture, for a text that is not one.
+// CHECK-LABEL: testRenderTraceSvg
+// CHECK: <svg xmlns="http://www.w3.org/2000/svg"
+// CHECK: <g class="process" data-name="rank 0">
+// CHECK: <rect {{.*}} fill="#4c8bd6" {{.*}}class="compute"><title>c: 5.000 us at 0.000 us</title></rect>
+// CHECK: </svg>
+// CHECK-NEXT: drawn: 1
+// CHECK-NEXT: not a dist trace: no 'traceEvents' array
+// CHECK-NEXT: drawn: 0
+// CHECK-NEXT: not a dist trace: {{.*}}
+// CHECK-NEXT: drawn: 0
+static void testRenderTraceSvg(void) {
+  printf("testRenderTraceSvg\n");
+  const char *traces[] = {
+      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"c\", \"cat\": "
+      "\"compute\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"dur\": 5}]}",
+      "{\"events\": []}", "not json"};
+  for (int i = 0; i < 3; ++i) {
+    MlirLogicalResult drawn = mlirDistRenderTraceSvg(
+        mlirStringRefCreateFromCString(traces[i]), printToStdout, NULL);
+    // The picture ends its last line; the reason does not.
+    bool ok = mlirLogicalResultIsSuccess(drawn);
+    printf("%sdrawn: %d\n", ok ? "" : "\n", (int)ok);
+  }
+}
+
 int main(int argc, char **argv) {
   /* Unbuffered, so that a crash still shows how far the test came. */
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -837,6 +864,7 @@ int main(int argc, char **argv) {
   testConversionPasses(ctx);
   testRedistribution(ctx);
   testMatmulShape(ctx);
+  testRenderTraceSvg();
   mlirContextDestroy(ctx);
   return 0;
 }

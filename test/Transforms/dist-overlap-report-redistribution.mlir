@@ -7,16 +7,17 @@
 // RUN: dist-opt %s --dist-overlap-report="svg-file=%t.svg peak-tflops=0.000001 link-latency-us=10 link-bandwidth-gbps=0.001" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TABLE
 // TABLE: @redistribute 1024.000 894.000 500.000 44.1% 1524.000
 // RUN: FileCheck %s < %t.svg
-// CHECK:      <g class="function" data-name="redistribute">
+// CHECK:      <g class="process" data-name="@redistribute">
 // CHECK-NEXT: @redistribute: makespan 1524.000 us, exposed communication 500.000 of 894.000 us
 // CHECK-NEXT: compute stream
 // CHECK-NEXT: <line
+// CHECK-NEXT: <rect {{.*}} class="function"><title>@redistribute: 1524.000 us at 0.000 us</title></rect>
 // CHECK-NEXT: <rect {{.*}} fill="#4c8bd6" {{.*}}class="compute"><title>dist.matmul: 1024.000 us at 0.000 us</title></rect>
-// CHECK-NEXT: <rect {{.*}} fill="#d64c4c" {{.*}}class="comm"><title>dist.reduce_scatter: 394.000 us at 1024.000 us</title></rect>
-// CHECK-NEXT: <rect {{.*}} fill="#d64c4c" {{.*}}class="comm"><title>dist.all_to_all: 106.000 us at 1418.000 us</title></rect>
+// CHECK-NEXT: <rect {{.*}} fill="#d64c4c" {{.*}}class="collective"><title>dist.reduce_scatter: 394.000 us at 1024.000 us</title></rect>
+// CHECK-NEXT: <rect {{.*}} fill="#d64c4c" {{.*}}class="collective"><title>dist.all_to_all: 106.000 us at 1418.000 us</title></rect>
 // CHECK-NEXT: dp stream
 // CHECK-NEXT: <line
-// CHECK-NEXT: <rect {{.*}} fill="#4caf50" {{.*}}class="comm"><title>dist.all_gather: 394.000 us at 0.000 us</title></rect>
+// CHECK-NEXT: <rect {{.*}} fill="#4caf50" {{.*}}class="collective"><title>dist.all_gather: 394.000 us at 0.000 us</title></rect>
 
 #mesh = #dist.mesh<shape = [4]>
 func.func @redistribute(

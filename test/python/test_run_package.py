@@ -60,6 +60,8 @@ def test_trace_reader_checks_the_version(tmp_path):
     with pytest.raises(RunError, match="no 'traceEvents' array"):
         trace.read(str(path))
     assert trace.stream_of(0) == "compute" and trace.stream_of(201) == "dp"
+    assert trace.lane_name(0) == "compute stream" and trace.lane_name(100) == "mp stream"
+    assert trace.lane_name(201) == "dp stream (2)"
 
 
 def test_old_spellings_are_aliases():

@@ -1,7 +1,10 @@
-"""The SVG timeline of a trace (dist.timeline): valid XML, a labelled lane
-per rank and stream, a bar per interval, exposed communication red, op
-names escaped."""
+"""The SVG timeline of a trace (dist.timeline, drawn by the C++ drawer the
+overlap report's svg-file uses): valid XML, a group per rank with a labelled
+lane per stream, a bar per interval, exposed communication red, op names
+escaped; a text that is no trace is a ValueError."""
 import xml.etree.ElementTree as ET
+
+import pytest
 
 from dist.timeline import timeline_svg
 
@@ -20,9 +23,10 @@ def test_timeline_lanes_bars_and_colors():
         X("collective", 10, 26, tid=100, n=name),
         X("collective", 0, 40, pid=1, n=name), X("function", 0, 36, n="step")]}
     root = ET.fromstring(timeline_svg(trace))
-    labels = [t.text for t in root.iter(SVG + "text")]
-    assert "rank 0: compute stream" in labels and "rank 0: mp stream" in labels
-    assert "rank 1: thread 0" in labels
+    groups = {g.get("data-name"): [t.text for t in g.iter(SVG + "text")]
+              for g in root.iter(SVG + "g") if g.get("class") == "process"}
+    assert groups == {"rank 0": ["rank 0", "compute stream", "mp stream"],
+                      "rank 1": ["rank 1", "thread 0"]}
     bars = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
     assert len(bars) == 7
     # A function call is a thin bracket above its lane, not a bar over it.
@@ -58,3 +62,29 @@ def test_timeline_has_a_time_axis_with_a_scale():
     root = ET.fromstring(timeline_svg({"traceEvents": [X(0, 12000)]}))
     [axis] = [g for g in root.iter(SVG + "g") if g.get("class") == "axis"]
     assert [t.text for t in axis.iter(SVG + "text")] == [f"{t} ms" for t in range(0, 13, 2)]
+
+
+@pytest.mark.parametrize("trace, why", [
+    ({}, "no 'traceEvents' array"),
+    ({"traceEvents": [{"name": "c"}]}, "event 0 has no 'ph'"),
+    ({"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0}]},
+     "interval 0 lacks a name, process, thread, time or duration"),
+    ({"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0, "dur": -1}]},
+     "interval 0 lacks"),
+])
+def test_timeline_refuses_what_is_no_trace(trace, why):
+    with pytest.raises(ValueError, match=why):
+        timeline_svg(trace)
+
+
+def test_timeline_command_line(tmp_path, capsys):
+    from dist.run import timeline
+    good, bad = tmp_path / "t.json", tmp_path / "bad.json"
+    good.write_text('{"traceEvents": [{"ph": "X", "name": "c", "cat": "compute", '
+                    '"pid": 0, "tid": 0, "ts": 0, "dur": 5}]}')
+    bad.write_text('{"traceEvents": [{"ph": "X"}]}')
+    assert timeline.main([str(good), "-o", str(tmp_path / "t.svg")]) == 0
+    ET.parse(tmp_path / "t.svg")
+    assert timeline.main([str(bad), "-o", str(tmp_path / "b.svg")]) == 1
+    assert "bad.json: not a dist trace: interval 0 lacks" in capsys.readouterr().err
+    assert not (tmp_path / "b.svg").exists()

@@ -8,8 +8,9 @@ A trace is a Chrome trace (Perfetto, chrome://tracing) object:
   {"dist-trace": VERSION, "displayTimeUnit": "ms", "traceEvents": [...]}
 
 with, per process (`pid` = its world rank):
-- metadata ("ph": "M"): "process_name" ("rank R"), a "thread_name" per lane
-  ("compute stream", "dp stream", "dp stream (2)", ...), and
+- metadata ("ph": "M"): "process_name" ("rank R"; its args may carry a
+  one-line "summary"), a "thread_name" per lane ("compute stream",
+  "dp stream", "dp stream (2)", ...: lane_name, added by the merge), and
   "dist_collectives" whose args.count is how many collectives the rank
   entered (a check that every one of them was timed);
 - intervals ("ph": "X", `ts` and `dur` in microseconds, the run's first
@@ -19,6 +20,13 @@ with, per process (`pid` = its world rank):
 An interval of an op has its location as fields: args.file, args.line and
 args.col (the op's FileLineColLoc; absent where it has none), and `name`
 says what it is ("FILE:LINE:COL: dist.allreduce sum of 32 x f32 ...").
+The object may have a "title".
+
+--dist-overlap-report's trace-file writes its estimate in this format too:
+a process per function (named "@NAME", its figures as the summary, a
+"function" interval over its makespan). One drawer draws either: the C++
+renderTraceSvg (lib/Support/TraceSvg.cpp), behind dist.run.timeline and the
+report's svg-file.
 """
 import json
 import os
@@ -47,6 +55,12 @@ def stream_of(tid):
     """The stream name of lane `tid`."""
     index = tid // LANES_PER_STREAM
     return STREAMS[index] if 0 <= index < len(STREAMS) else f"stream {index}"
+
+
+def lane_name(tid):
+    """The name of lane `tid`: "compute stream", "dp stream", "dp stream (2)"."""
+    k = tid % LANES_PER_STREAM
+    return f"{stream_of(tid)} stream" + (f" ({k + 1})" if k else "")
 
 
 def intervals(trace):
@@ -86,6 +100,9 @@ def merge(config, events_dir):
             fail(f"--trace: rank {rank} ran {counted} collectives but timed {timed}: "
                  "the program was not instrumented (an executable needs dist-compile --trace)")
         events += mine
+        lanes = sorted({e["tid"] for e in mine if e.get("ph") == "X"} | {0})
+        events += [{"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
+                    "args": {"name": lane_name(tid)}} for tid in lanes]
     timed = [e for e in events if e.get("ph") == "X"]
     start = min((e["ts"] for e in timed), default=0.0)
     for e in timed:

@@ -9,7 +9,9 @@
 #include "dist/Analysis/CostModel.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Support/TraceSvg.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
@@ -39,9 +41,10 @@ namespace {
 /// One slice of the estimated schedule, in microseconds.
 struct Slice {
   std::string name;
-  llvm::StringLiteral category;
+  llvm::StringLiteral category; // A category of the run trace format.
   unsigned track; // The StreamKind value; 0 is the compute stream.
   double start, duration;
+  Location loc;
 };
 
 /// Compute, communication, exposed communication and makespan, in
@@ -92,6 +95,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
 
   func.walk([&](Operation *op) {
     std::string name = op->getName().getStringRef().str();
+    Location loc = op->getLoc();
     if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       double cost = us(model.collectiveTime(op));
       report.comm += cost;
@@ -100,9 +104,9 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
         double start = std::max(now, streamFree[track]);
         streamFree[track] = start + cost;
         doneAt[collective.getResult()] = start + cost;
-        report.slices.push_back({name, "comm", track, start, cost});
+        report.slices.push_back({name, "collective", track, start, cost, loc});
       } else {
-        report.slices.push_back({name, "comm", 0, now, cost});
+        report.slices.push_back({name, "collective", 0, now, cost, loc});
         report.exposed += cost;
         now += cost;
       }
@@ -111,7 +115,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
     if (auto wait = dyn_cast<WaitOp>(op)) {
       double end = doneAt.lookup(wait.getFuture());
       if (end > now) {
-        report.slices.push_back({name, "stall", 0, now, end - now});
+        report.slices.push_back({name, "wait", 0, now, end - now, loc});
         report.exposed += end - now;
         now = end;
       }
@@ -119,7 +123,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
     }
     if (std::optional<double> seconds = model.computeTime(op)) {
       double cost = us(seconds);
-      report.slices.push_back({name, "compute", 0, now, cost});
+      report.slices.push_back({name, "compute", 0, now, cost, loc});
       report.compute += cost;
       now += cost;
     }
@@ -205,36 +209,76 @@ void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   os << "\n";
 }
 
+/// The lane of `track` in the run trace format: 0 for the compute stream,
+/// STREAM * 100 for the first lane of a communication stream.
+int64_t laneOf(unsigned track) { return int64_t(track) * 100; }
+
+/// The estimated schedules in the run trace format (python/dist/run/trace.py),
+/// a process per function: its name and figures, a lane per stream it uses,
+/// a function interval over its makespan and an interval per slice, located
+/// at its op.
 void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   llvm::json::OStream json(os);
-  auto metadata = [&](StringRef name, int64_t pid, std::optional<int64_t> tid,
-                      StringRef value) {
+  auto metadata = [&](StringRef kind, int64_t pid, std::optional<int64_t> tid,
+                      StringRef value, StringRef summary = "") {
     json.object([&] {
-      json.attribute("name", name);
+      json.attribute("name", kind);
       json.attribute("ph", "M");
       json.attribute("pid", pid);
       if (tid)
         json.attribute("tid", *tid);
-      json.attributeObject("args", [&] { json.attribute("name", value); });
+      json.attributeObject("args", [&] {
+        json.attribute("name", value);
+        if (!summary.empty())
+          json.attribute("summary", summary);
+      });
+    });
+  };
+  auto interval = [&](StringRef name, StringRef category, int64_t pid,
+                      int64_t tid, double start, double duration,
+                      std::optional<Location> loc) {
+    json.object([&] {
+      json.attribute("name", name);
+      json.attribute("cat", category);
+      json.attribute("ph", "X");
+      json.attribute("pid", pid);
+      json.attribute("tid", tid);
+      microseconds(json, "ts", start);
+      microseconds(json, "dur", duration);
+      auto file = loc ? dyn_cast<FileLineColLoc>(*loc) : FileLineColLoc();
+      if (!file)
+        return;
+      json.attributeObject("args", [&] {
+        json.attribute("file", file.getFilename().getValue());
+        json.attribute("line", int64_t(file.getLine()));
+        json.attribute("col", int64_t(file.getColumn()));
+      });
     });
   };
   json.object([&] {
+    json.attribute("dist-trace", 1);
+    json.attribute("displayTimeUnit", "ms");
+    json.attribute("title", "dist-overlap-report: estimated schedule");
     json.attributeArray("traceEvents", [&] {
-      for (auto [index, r] : llvm::enumerate(reports)) {
-        int64_t pid = index + 1;
-        metadata("process_name", pid, std::nullopt, "@" + r.name);
-        for (unsigned track = 0; track < kNumStreams; ++track)
-          metadata("thread_name", pid, track, trackName(track));
+      for (auto [pid, r] : llvm::enumerate(reports)) {
+        std::string summary =
+            llvm::formatv("makespan {0:f3} us, exposed communication {1:f3} "
+                          "of {2:f3} us",
+                          r.makespan, r.exposed, r.comm)
+                .str();
+        metadata("process_name", pid, std::nullopt, "@" + r.name, summary);
+        SmallVector<unsigned> tracks;
         for (const Slice &slice : r.slices)
-          json.object([&] {
-            json.attribute("name", slice.name);
-            json.attribute("cat", slice.category);
-            json.attribute("ph", "X");
-            json.attribute("pid", pid);
-            json.attribute("tid", int64_t(slice.track));
-            microseconds(json, "ts", slice.start);
-            microseconds(json, "dur", slice.duration);
-          });
+          if (!llvm::is_contained(tracks, slice.track))
+            tracks.push_back(slice.track);
+        for (unsigned track : tracks)
+          metadata("thread_name", pid, laneOf(track),
+                   trackName(track) + " stream");
+        if (!r.slices.empty())
+          interval(r.name, "function", pid, 0, 0, r.makespan, std::nullopt);
+        for (const Slice &slice : r.slices)
+          interval(slice.name, slice.category, pid, laneOf(slice.track),
+                   slice.start, slice.duration, slice.loc);
       }
     });
   });
@@ -373,150 +417,14 @@ void printMeasuredTable(raw_ostream &os, ArrayRef<FunctionReport> reports,
   }
 }
 
-/// `text` with XML's special characters escaped.
-std::string xmlEscape(StringRef text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&apos;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
-
-/// A tick step for an axis of `span` us: 1, 2 or 5 times a power of ten,
-/// giving four to ten ticks.
-double tickStep(double span) {
-  if (!(span > 0))
-    return 1;
-  double step = std::pow(10.0, std::floor(std::log10(span / 8)));
-  for (double factor : {1.0, 2.0, 5.0, 10.0})
-    if (span / (step * factor) <= 10)
-      return step * factor;
-  return step * 10;
-}
-
-/// A time axis from x0 (time 0) at `scale` px per us, up to `span` us, with
-/// tick labels in us or ms.
-void printTimeAxis(raw_ostream &out, int y, int x0, double scale, double span) {
-  double step = tickStep(span);
-  bool ms = span >= 5000;
-  out << "<g class=\"axis\">\n";
-  out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2:f2}\" "
-                       "y2=\"{1}\" stroke=\"#444\"/>\n",
-                       x0, y, x0 + span * scale);
-  for (int i = 0; i * step <= span * (1 + 1e-9); ++i) {
-    double t = i * step, x = x0 + t * scale;
-    out << llvm::formatv("<line x1=\"{0:f2}\" y1=\"{1}\" x2=\"{0:f2}\" "
-                         "y2=\"{2}\" stroke=\"#444\"/>\n",
-                         x, y, y + 4);
-    out << llvm::formatv("<text x=\"{0:f2}\" y=\"{1}\" "
-                         "text-anchor=\"middle\">",
-                         x, y + 15)
-        << llvm::format("%g", ms ? t / 1000 : t) << (ms ? " ms" : " us")
-        << "</text>\n";
-  }
-  out << "</g>\n";
-}
-
-/// The estimated schedules as an SVG picture: per function, a lane per
-/// stream it uses, all on one time scale (the longest makespan fills the
-/// width) with a time axis under each function; colours as in dist.timeline
-/// (compute blue, exposed communication red, communication on a stream
-/// green).
+/// The estimated schedules as an SVG picture: the trace printTrace writes,
+/// drawn as a run's trace is.
 void printSvg(raw_ostream &os, ArrayRef<FunctionReport> reports) {
-  constexpr int kWidth = 1100, kLabel = 190, kLane = 18, kGap = 4;
-  double longest = 0;
-  for (const FunctionReport &r : reports)
-    if (!r.slices.empty())
-      longest = std::max(longest, r.makespan);
-  double scale = longest > 0 ? (kWidth - kLabel - 20) / longest : 0;
-  auto color = [](const Slice &slice) {
-    if (slice.track != 0)
-      return "#4caf50";
-    return slice.category == "compute" ? "#4c8bd6" : "#d64c4c";
-  };
-  std::string body;
-  llvm::raw_string_ostream out(body);
-  int y = 40;
-  for (const FunctionReport &r : reports) {
-    if (r.slices.empty())
-      continue;
-    SmallVector<unsigned> tracks;
-    for (const Slice &slice : r.slices)
-      if (!llvm::is_contained(tracks, slice.track))
-        tracks.push_back(slice.track);
-    llvm::sort(tracks);
-    out << llvm::formatv("<g class=\"function\" data-name=\"{0}\">\n",
-                         xmlEscape(r.name));
-    out << llvm::formatv(
-        "<text x=\"10\" y=\"{0}\" font-weight=\"bold\">@{1}: makespan "
-        "{2:f3} us, exposed communication {3:f3} of {4:f3} us</text>\n",
-        y + 12, xmlEscape(r.name), r.makespan, r.exposed, r.comm);
-    y += 20;
-    for (unsigned track : tracks) {
-      out << llvm::formatv("<text x=\"10\" y=\"{0}\">{1} stream</text>\n",
-                           y + kLane - 5, trackName(track));
-      out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
-                           "stroke=\"#ddd\"/>\n",
-                           kLabel, y + kLane / 2, kWidth - 20);
-      for (const Slice &slice : r.slices) {
-        if (slice.track != track)
-          continue;
-        out << llvm::formatv(
-            "<rect x=\"{0:f2}\" y=\"{1}\" width=\"{2:f2}\" height=\"{3}\" "
-            "fill=\"{4}\" stroke=\"white\" stroke-width=\"0.5\" "
-            "class=\"{5}\"><title>{6}: {7:f3} us at {8:f3} "
-            "us</title></rect>\n",
-            kLabel + slice.start * scale, y,
-            std::max(slice.duration * scale, 0.5), kLane, color(slice),
-            slice.category, xmlEscape(slice.name), slice.duration, slice.start);
-      }
-      y += kLane + kGap;
-    }
-    printTimeAxis(out, y, kLabel, scale, longest);
-    out << "</g>\n";
-    y += 36;
-  }
-  int height = y + 30;
-  os << llvm::formatv(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
-      "height=\"{1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-      kWidth, height);
-  os << llvm::formatv("<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n",
-                      kWidth, height);
-  os << "<text x=\"10\" y=\"20\" font-size=\"14\">dist-overlap-report: "
-        "estimated schedule</text>\n";
-  os << body;
-  int x = kLabel;
-  for (auto [label, fill] :
-       {std::pair{"compute", "#4c8bd6"},
-        std::pair{"exposed communication", "#d64c4c"},
-        std::pair{"communication on a stream", "#4caf50"}}) {
-    os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"12\" "
-                        "height=\"12\" fill=\"{2}\"/>\n",
-                        x, y, fill);
-    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">{2}</text>\n", x + 16,
-                        y + 10, label);
-    x += 40 + 7 * static_cast<int>(StringRef(label).size());
-  }
-  os << "</svg>\n";
+  std::string text;
+  llvm::raw_string_ostream trace(text);
+  printTrace(trace, reports);
+  // printTrace writes what the drawer reads.
+  llvm::cantFail(renderTraceSvg(llvm::cantFail(llvm::json::parse(text)), os));
 }
 
 /// Writes through `print` to `path`, or to stderr for "-".
@@ -538,13 +446,11 @@ LogicalResult writeTo(StringRef path, Operation *anchor,
 }
 
 struct DistOverlapReportPass
-    : public dist::impl::DistOverlapReportBase<DistOverlapReportPass> {
-  using Base::Base;
+    : public CompletedModulePass<
+          dist::impl::DistOverlapReportBase<DistOverlapReportPass>> {
+  using CompletedModulePass::CompletedModulePass;
 
-  void runOnOperation() override {
-    // Its encodings are claims only once completion has decided them.
-    if (failed(rules::requireCompleted(getOperation())))
-      return signalPassFailure();
+  void runOnCompletedModule() override {
     if (format != "table" && format != "json") {
       mlir::emitError(getOperation().getLoc(),
                       "unknown overlap report format '")

@@ -386,12 +386,14 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
     free: the model compares matmul time with communication time.
 
     Output: a table (or JSON with `format=json`) on stderr or to `output`,
-    and with `trace-file`, a Chrome trace-event file of the estimated
-    schedule (one track per stream, one slice per op, stalls as `dist.wait`
-    slices) that opens in Perfetto or chrome://tracing; with `svg-file`, a
-    picture of it (a lane per stream and function, compute blue, exposed
-    communication red, communication on a stream green). The IR is
-    unchanged.
+    and with `trace-file`, the estimated schedule in the format of a
+    `dist-run --trace` (docs/running.md; it opens in Perfetto or
+    chrome://tracing): a process per function with its figures, a lane per
+    stream, an interval per op at its location, stalls as `dist.wait`
+    intervals; with `svg-file`, that trace drawn as a run's trace is
+    (`python3 -m dist.run.timeline` draws the same picture from the
+    trace-file): compute blue, exposed communication red, communication on a
+    stream green. The IR is unchanged.
 
     With `measured-trace`, a trace that `dist-run --trace` recorded of the
     program, the report sets the estimate of each function it called beside
@@ -409,7 +411,7 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
     Option<"output", "output", "std::string", "\"-\"",
            "File to write the report to (- for stderr)">,
     Option<"traceFile", "trace-file", "std::string", "\"\"",
-           "Write a Chrome trace-event file of the schedule here">,
+           "Write the schedule here in the run trace format">,
     Option<"svgFile", "svg-file", "std::string", "\"\"",
            "Write an SVG picture of the schedule here">,
     Option<"measuredTrace", "measured-trace", "std::string", "\"\"",
