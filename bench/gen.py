@@ -56,12 +56,20 @@ def forward(w, i, x):
 
 def backward(w, i, x, g):
     w(f'  %gd{i} = dist.dropout {g} prob = 1.000000e-01 {{recompute_of = "d{i}"}} : {ACT} -> {ACT}')
-    w(f"  %gh{i}, %dw2p{i} = dist.matmul_grad %h{i}, %w2_{i}, %gd{i} : {ACT_MP}, {W_ROW}, {ACT} -> {ACT_MP}, {W_ROW_P}")
-    w(f"  %gxp{i}, %dw1p{i} = dist.matmul_grad {x}, %w1_{i}, %gh{i} : {ACT}, {W_COL}, {ACT_MP} -> {ACT_P}, {W_COL_P}")
+    w(
+        f"  %gh{i}, %dw2p{i} = dist.matmul_grad %h{i}, %w2_{i}, %gd{i} : {ACT_MP}, {W_ROW}, {ACT} -> {ACT_MP}, {W_ROW_P}"
+    )
+    w(
+        f"  %gxp{i}, %dw1p{i} = dist.matmul_grad {x}, %w1_{i}, %gh{i} : {ACT}, {W_COL}, {ACT_MP} -> {ACT_P}, {W_COL_P}"
+    )
     w(f"  %g{i} = dist.allreduce %gxp{i} on #mesh axes = [1] reduce = sum : {ACT_P} -> {ACT}")
-    w(f"  %dw1s{i} = dist.allreduce %dw1p{i} on #mesh axes = [0] reduce = sum : {W_COL_P} -> {W_COL}")
+    w(
+        f"  %dw1s{i} = dist.allreduce %dw1p{i} on #mesh axes = [0] reduce = sum : {W_COL_P} -> {W_COL}"
+    )
     w(f"  %dw1_{i} = dist.scale %dw1s{i} by 5.000000e-01 : {W_COL}")
-    w(f"  %dw2s{i} = dist.allreduce %dw2p{i} on #mesh axes = [0] reduce = sum : {W_ROW_P} -> {W_ROW}")
+    w(
+        f"  %dw2s{i} = dist.allreduce %dw2p{i} on #mesh axes = [0] reduce = sum : {W_ROW_P} -> {W_ROW}"
+    )
     w(f"  %dw2_{i} = dist.scale %dw2s{i} by 5.000000e-01 : {W_ROW}")
 
 
@@ -69,8 +77,7 @@ def step(w, name, layers, with_embedding):
     """One function: forward then backward over `layers` (a list of ids)."""
     args = []
     if with_embedding:
-        args += [f"%ids: {IDS}", f'%wemb: {EMB_W} {{dist.param = "wemb"}}',
-                 f"%demb_in: {EMB_OUT}"]
+        args += [f"%ids: {IDS}", f'%wemb: {EMB_W} {{dist.param = "wemb"}}', f"%demb_in: {EMB_OUT}"]
     args.append(f"%x{layers[0]}: {ACT}")
     for i in layers:
         args.append(f'%w1_{i}: {W_COL} {{dist.param = "w1_{i}"}}')
@@ -95,7 +102,9 @@ def step(w, name, layers, with_embedding):
         backward(w, i, f"%x{i}", g)
         g = f"%g{i}"
     if with_embedding:
-        w(f"  %dwemb = dist.embedding_grad %ids, %wemb, %demb_in : {IDS}, {EMB_W}, {EMB_OUT} -> {EMB_W}")
+        w(
+            f"  %dwemb = dist.embedding_grad %ids, %wemb, %demb_in : {IDS}, {EMB_W}, {EMB_OUT} -> {EMB_W}"
+        )
     types = ", ".join(r.split(" {")[0] for r in results)
     w(f"  return {', '.join(values)} : {types}")
     w("}")
@@ -157,8 +166,9 @@ def gen_shard(out, ops, shape):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ops", type=int, required=True, help="approximate op count")
     parser.add_argument("--shape", choices=["one", "layers"], default="one")
     parser.add_argument("--dialect", choices=["dist", "shard"], default="dist")

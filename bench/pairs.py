@@ -27,8 +27,9 @@ def timed(cmd):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--ops", type=int, default=1000000)
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--dist-opt", default=os.path.join(HERE, "..", "build", "bin", "dist-opt"))
@@ -38,22 +39,40 @@ def main():
         text = os.path.join(tmp, "step.mlir")
         bytecode = os.path.join(tmp, "step.mlirbc")
         out = os.path.join(tmp, "out")
-        subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--ops", str(args.ops),
-                        "--shape", "one", "-o", text], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.join(HERE, "gen.py"),
+                "--ops",
+                str(args.ops),
+                "--shape",
+                "one",
+                "-o",
+                text,
+            ],
+            check=True,
+        )
         subprocess.run([d, text, "--emit-bytecode", "-o", bytecode], check=True)
         for name, floor, pipeline in [
-                ("text", [d, text, "-o", out], [d, text, "--dist-auto-parallel", "-o", out]),
-                ("bytecode", [d, bytecode, "--emit-bytecode", "-o", out],
-                 [d, bytecode, "--dist-auto-parallel", "--emit-bytecode", "-o", out])]:
+            ("text", [d, text, "-o", out], [d, text, "--dist-auto-parallel", "-o", out]),
+            (
+                "bytecode",
+                [d, bytecode, "--emit-bytecode", "-o", out],
+                [d, bytecode, "--dist-auto-parallel", "--emit-bytecode", "-o", out],
+            ),
+        ]:
             floors, pipelines = [], []
             for _ in range(args.reps):
                 floors.append(timed(floor))
                 pipelines.append(timed(pipeline))
             ratios = [p / f for f, p in zip(floors, pipelines)]
-            print(f"{name}: floor {', '.join(f'{t:.2f}' for t in floors)} s; pipeline "
-                  f"{', '.join(f'{t:.2f}' for t in pipelines)} s; ratios "
-                  f"{', '.join(f'{r:.2f}' for r in ratios)}; median "
-                  f"{statistics.median(ratios):.2f}x", flush=True)
+            print(
+                f"{name}: floor {', '.join(f'{t:.2f}' for t in floors)} s; pipeline "
+                f"{', '.join(f'{t:.2f}' for t in pipelines)} s; ratios "
+                f"{', '.join(f'{r:.2f}' for r in ratios)}; median "
+                f"{statistics.median(ratios):.2f}x",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

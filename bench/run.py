@@ -37,8 +37,13 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PASSES = ["dist-dropout-seed", "dist-parallel-embedding", "dist-amp-check-finite",
-          "dist-matmul-grad-overlap", "dist-assign-streams"]
+PASSES = [
+    "dist-dropout-seed",
+    "dist-parallel-embedding",
+    "dist-amp-check-finite",
+    "dist-matmul-grad-overlap",
+    "dist-assign-streams",
+]
 SHARD_PIPELINE = "builtin.module(func.func(sharding-propagation,shard-partition))"
 
 
@@ -99,8 +104,9 @@ def count_ops(path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--shapes", default="one,layers")
     parser.add_argument("--reps", type=int, default=3)
@@ -120,47 +126,122 @@ def main():
                 dist = os.path.join(tmp, f"dist-{shape}-{size}.mlir")
                 generic = os.path.join(tmp, f"generic-{shape}-{size}.mlir")
                 shard = os.path.join(tmp, f"shard-{shape}-{size}.mlir")
-                gen = [sys.executable, os.path.join(HERE, "gen.py"), "--ops", str(size),
-                       "--shape", shape]
+                gen = [
+                    sys.executable,
+                    os.path.join(HERE, "gen.py"),
+                    "--ops",
+                    str(size),
+                    "--shape",
+                    shape,
+                ]
                 subprocess.run(gen + ["-o", dist], check=True)
                 subprocess.run(gen + ["--dialect", "shard", "-o", shard], check=True)
-                subprocess.run([dist_opt, dist, "--mlir-print-op-generic", "-o", generic],
-                               check=True)
+                subprocess.run(
+                    [dist_opt, dist, "--mlir-print-op-generic", "-o", generic], check=True
+                )
                 bytecode = os.path.join(tmp, f"dist-{shape}-{size}.mlirbc")
                 # Not checked: a dist-opt that cannot write it fails the
                 # bytecode configurations, which are reported as such.
-                subprocess.run([dist_opt, dist, "--emit-bytecode", "-o", bytecode],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run(
+                    [dist_opt, dist, "--emit-bytecode", "-o", bytecode],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 out = os.path.join(tmp, "out.mlir")
                 configs = [("floor", [dist_opt, dist, "-o", out])]
                 configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
-                configs += [(f"{p}-alone", [dist_opt, dist, f"--{p}", "--verify-each=false",
-                                            "--dist-pass-wall-time", "-o", out])
-                            for p in PASSES]
+                configs += [
+                    (
+                        f"{p}-alone",
+                        [
+                            dist_opt,
+                            dist,
+                            f"--{p}",
+                            "--verify-each=false",
+                            "--dist-pass-wall-time",
+                            "-o",
+                            out,
+                        ],
+                    )
+                    for p in PASSES
+                ]
                 configs += [
                     ("pipeline", [dist_opt, dist, "--dist-auto-parallel", "-o", out]),
-                    ("pipeline-nv", [dist_opt, dist, "--dist-auto-parallel",
-                                     "--verify-each=false", "-o", out]),
-                    ("pipeline-1thread", [dist_opt, dist, "--dist-auto-parallel",
-                                          "--mlir-disable-threading", "-o", out]),
+                    (
+                        "pipeline-nv",
+                        [dist_opt, dist, "--dist-auto-parallel", "--verify-each=false", "-o", out],
+                    ),
+                    (
+                        "pipeline-1thread",
+                        [
+                            dist_opt,
+                            dist,
+                            "--dist-auto-parallel",
+                            "--mlir-disable-threading",
+                            "-o",
+                            out,
+                        ],
+                    ),
                     # The passes' own time (no parse, print or verifier).
-                    ("passes", [dist_opt, dist, "--dist-auto-parallel", "--verify-each=false",
-                                "--dist-pass-wall-time", "-o", out]),
-                    ("passes-1thread", [dist_opt, dist, "--dist-auto-parallel",
-                                        "--verify-each=false", "--dist-pass-wall-time",
-                                        "--mlir-disable-threading", "-o", out]),
-                    ("mlir-opt-floor", [mlir_opt, generic, "--allow-unregistered-dialect",
-                                        "-o", out]),
-                    ("mlir-opt-canonicalize", [mlir_opt, generic, "--allow-unregistered-dialect",
-                                               "--canonicalize", "-o", out]),
+                    (
+                        "passes",
+                        [
+                            dist_opt,
+                            dist,
+                            "--dist-auto-parallel",
+                            "--verify-each=false",
+                            "--dist-pass-wall-time",
+                            "-o",
+                            out,
+                        ],
+                    ),
+                    (
+                        "passes-1thread",
+                        [
+                            dist_opt,
+                            dist,
+                            "--dist-auto-parallel",
+                            "--verify-each=false",
+                            "--dist-pass-wall-time",
+                            "--mlir-disable-threading",
+                            "-o",
+                            out,
+                        ],
+                    ),
+                    (
+                        "mlir-opt-floor",
+                        [mlir_opt, generic, "--allow-unregistered-dialect", "-o", out],
+                    ),
+                    (
+                        "mlir-opt-canonicalize",
+                        [
+                            mlir_opt,
+                            generic,
+                            "--allow-unregistered-dialect",
+                            "--canonicalize",
+                            "-o",
+                            out,
+                        ],
+                    ),
                     # The bytecode route, bytecode in and out, against its
                     # own floor (read, verify, write).
                     ("bytecode-floor", [dist_opt, bytecode, "--emit-bytecode", "-o", out]),
-                    ("bytecode-pipeline", [dist_opt, bytecode, "--dist-auto-parallel",
-                                           "--emit-bytecode", "-o", out]),
-                    ("bytecode-pipeline-nv", [dist_opt, bytecode, "--dist-auto-parallel",
-                                              "--verify-each=false", "--emit-bytecode",
-                                              "-o", out]),
+                    (
+                        "bytecode-pipeline",
+                        [dist_opt, bytecode, "--dist-auto-parallel", "--emit-bytecode", "-o", out],
+                    ),
+                    (
+                        "bytecode-pipeline-nv",
+                        [
+                            dist_opt,
+                            bytecode,
+                            "--dist-auto-parallel",
+                            "--verify-each=false",
+                            "--emit-bytecode",
+                            "-o",
+                            out,
+                        ],
+                    ),
                     ("shard-floor", [mlir_opt, shard, "-o", out]),
                     ("shard", [mlir_opt, shard, f"--pass-pipeline={SHARD_PIPELINE}", "-o", out]),
                 ]
@@ -169,8 +250,11 @@ def main():
                     if name in skip:
                         continue
                     row["configs"][name] = measure(cmd, args.reps, args.timeout)
-                    print(f"{shape:6} {size:>8} {name:24} {row['configs'][name].get('wall_s', row['configs'][name].get('error'))}",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"{shape:6} {size:>8} {name:24} {row['configs'][name].get('wall_s', row['configs'][name].get('error'))}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 results.append(row)
 
     with open(os.path.join(args.out, "results.json"), "w") as f:
@@ -178,8 +262,12 @@ def main():
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(render(results))
     print(render(results))
-    failed = [(row["shape"], row["size"], name) for row in results
-              for name, config in row["configs"].items() if "error" in config]
+    failed = [
+        (row["shape"], row["size"], name)
+        for row in results
+        for name, config in row["configs"].items()
+        if "error" in config
+    ]
     for shape, size, name in failed:
         print(f"error: {name} failed on {shape} {size}", file=sys.stderr)
     return 1 if failed else 0
@@ -197,41 +285,66 @@ def fmt(config, floor=None):
 
 
 def render(results):
-    lines = ["| shape | ops | floor | " + " | ".join(PASSES) +
-             " | pipeline | pipeline, no verify-each | pipeline, 1 thread | RSS floor / pipeline"
-             " | mlir-opt floor | mlir-opt canonicalize | shard floor | shard |",
-             "|" + "---|" * (11 + len(PASSES))]
+    lines = [
+        "| shape | ops | floor | "
+        + " | ".join(PASSES)
+        + " | pipeline | pipeline, no verify-each | pipeline, 1 thread | RSS floor / pipeline"
+        " | mlir-opt floor | mlir-opt canonicalize | shard floor | shard |",
+        "|" + "---|" * (11 + len(PASSES)),
+    ]
     for row in results:
         c = row["configs"]
         floor = c.get("floor")
         rss = "-"
         if floor and "rss_mib" in floor and "rss_mib" in c.get("pipeline", {}):
-            rss = (f"{floor['rss_mib']:.0f} / {c['pipeline']['rss_mib']:.0f} MiB "
-                   f"({c['pipeline']['rss_mib'] / floor['rss_mib']:.2f}x)")
+            rss = (
+                f"{floor['rss_mib']:.0f} / {c['pipeline']['rss_mib']:.0f} MiB "
+                f"({c['pipeline']['rss_mib'] / floor['rss_mib']:.2f}x)"
+            )
         cells = [row["shape"], str(row["ops"]), fmt(floor)]
         cells += [fmt(c.get(p), floor) for p in PASSES]
-        cells += [fmt(c.get("pipeline"), floor), fmt(c.get("pipeline-nv"), floor),
-                  fmt(c.get("pipeline-1thread"), floor), rss,
-                  fmt(c.get("mlir-opt-floor")),
-                  fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
-                  fmt(c.get("shard-floor")), fmt(c.get("shard"), c.get("shard-floor"))]
+        cells += [
+            fmt(c.get("pipeline"), floor),
+            fmt(c.get("pipeline-nv"), floor),
+            fmt(c.get("pipeline-1thread"), floor),
+            rss,
+            fmt(c.get("mlir-opt-floor")),
+            fmt(c.get("mlir-opt-canonicalize"), c.get("mlir-opt-floor")),
+            fmt(c.get("shard-floor")),
+            fmt(c.get("shard"), c.get("shard-floor")),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     # Bytecode in and out.
     lines.append("")
-    lines.append("| shape | ops | bytecode floor (read, verify, write) | pipeline | "
-                 "pipeline, no verify-each | text floor |")
+    lines.append(
+        "| shape | ops | bytecode floor (read, verify, write) | pipeline | "
+        "pipeline, no verify-each | text floor |"
+    )
     lines.append("|---|---|---|---|---|---|")
     for row in results:
         c = row["configs"]
         bc = c.get("bytecode-floor")
-        lines.append("| " + " | ".join([row["shape"], str(row["ops"]), fmt(bc),
-                                       fmt(c.get("bytecode-pipeline"), bc),
-                                       fmt(c.get("bytecode-pipeline-nv"), bc),
-                                       fmt(c.get("floor"))]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    row["shape"],
+                    str(row["ops"]),
+                    fmt(bc),
+                    fmt(c.get("bytecode-pipeline"), bc),
+                    fmt(c.get("bytecode-pipeline-nv"), bc),
+                    fmt(c.get("floor")),
+                ]
+            )
+            + " |"
+        )
     # The passes' own wall time (--dist-pass-wall-time, no verify-each).
     lines.append("")
-    lines.append("| shape | ops | " + " | ".join(f"{p} alone" for p in PASSES) +
-                 " | pipeline passes | pipeline passes, 1 thread | thread speedup |")
+    lines.append(
+        "| shape | ops | "
+        + " | ".join(f"{p} alone" for p in PASSES)
+        + " | pipeline passes | pipeline passes, 1 thread | thread speedup |"
+    )
     lines.append("|" + "---|" * (5 + len(PASSES)))
     for row in results:
         c = row["configs"]
@@ -239,12 +352,20 @@ def render(results):
         speedup = "-"
         if c.get("passes", {}).get("pass_s") and "pass_s" in c.get("passes-1thread", {}):
             speedup = f"{c['passes-1thread']['pass_s'] / c['passes']['pass_s']:.2f}x"
-        lines.append("| " + " | ".join([row["shape"], str(row["ops"])] +
-                                       [cell(f"{p}-alone") for p in PASSES] +
-                                       [cell("passes"), cell("passes-1thread"), speedup]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [row["shape"], str(row["ops"])]
+                + [cell(f"{p}-alone") for p in PASSES]
+                + [cell("passes"), cell("passes-1thread"), speedup]
+            )
+            + " |"
+        )
     # Scaling: time(largest) / time(previous size) per config, per shape.
     lines.append("")
-    lines.append("| shape | config (`-alone`, `passes*`: pass time only) | time ratio between consecutive sizes (10x ops) |")
+    lines.append(
+        "| shape | config (`-alone`, `passes*`: pass time only) | time ratio between consecutive sizes (10x ops) |"
+    )
     lines.append("|---|---|---|")
     for shape in sorted({r["shape"] for r in results}):
         rows = sorted((r for r in results if r["shape"] == shape), key=lambda r: r["size"])

@@ -51,7 +51,8 @@ def program(rows, hidden, ffn):
     mesh = '#mesh = #dist.mesh<shape = [1, 2], names = ["dp", "mp"]>'
     T = lambda shape, dims, partial="": (
         f"tensor<{'x'.join(map(str, shape))}xf32, #dist.tensor<#mesh, [{', '.join(map(str, dims))}]"
-        f"{', partial = [' + partial + ']' if partial else ''}>>")
+        f"{', partial = [' + partial + ']' if partial else ''}>>"
+    )
     x, w1, w2 = T([rows, hidden], [-1, -1]), T([hidden, f], [-1, 1]), T([f, hidden], [1, -1])
     h = T([rows, f], [-1, 1])
     part = T([rows, hidden], [-1, -1], "1 : sum")
@@ -97,13 +98,17 @@ def measure(trace):
         [call] = [e for e in mine if e["cat"] == "function" and e["name"] == "step"]
         begin, end = call["ts"], call["ts"] + call["dur"]
         inside = [e for e in mine if begin <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-3]
-        exposed = sum(e["dur"] for e in inside
-                      if e["tid"] == 0 and e["cat"] in ("collective", "wait", "issue"))
+        exposed = sum(
+            e["dur"]
+            for e in inside
+            if e["tid"] == 0 and e["cat"] in ("collective", "wait", "issue")
+        )
         flight = sum(e["dur"] for e in inside if e["tid"] >= 100)
         visible = sum(e["dur"] for e in inside if e["cat"] in ("wait", "issue"))
         issue = sum(e["dur"] for e in inside if e["cat"] == "issue")
-        rows.append((call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0,
-                     issue))
+        rows.append(
+            (call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0, issue)
+        )
     return max(rows)
 
 
@@ -123,8 +128,9 @@ def traced(text, flags, progress):
         if progress:
             os.environ["MPIR_CVAR_ASYNC_PROGRESS"] = "1"
         try:
-            dist.run_on_mpi(text, 2, pass_flags=flags, trace=path, timeout=600,
-                            check_collectives=False)
+            dist.run_on_mpi(
+                text, 2, pass_flags=flags, trace=path, timeout=600, check_collectives=False
+            )
         finally:
             os.environ.pop("MPIR_CVAR_ASYNC_PROGRESS", None)
         with open(path) as f:
@@ -132,12 +138,14 @@ def traced(text, flags, progress):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="small,large")
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--progress", action="store_true",
-                        help="also run with MPICH's asynchronous progress thread")
+    parser.add_argument(
+        "--progress", action="store_true", help="also run with MPICH's asynchronous progress thread"
+    )
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     ctx = dist.Context()
@@ -145,9 +153,12 @@ def main():
     for size in sizes:
         if size not in SIZES:
             sys.exit(f"runtime.py: unknown size {size!r}; expected one of {sorted(SIZES)}")
-    configs = [(size, label, flags, progress) for size in sizes
-               for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]
-               for progress in ((False, True) if args.progress else (False,))]
+    configs = [
+        (size, label, flags, progress)
+        for size in sizes
+        for label, flags in [("before", ""), ("after", "--dist-auto-parallel")]
+        for progress in ((False, True) if args.progress else (False,))
+    ]
     samples = {c: [] for c in configs}
     models = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,23 +172,34 @@ def main():
                 size, _, flags, progress = config
                 text = program(*SIZES[size])
                 pstep, pexposed = predict(ctx, text, flags, {"cost_model": cost_model})
-                samples[config].append(measure(traced(text, flags, progress))
-                                       + (pstep, pexposed))
+                samples[config].append(measure(traced(text, flags, progress)) + (pstep, pexposed))
     matmul_rates = [m["matmul-tflops"]["matmul"] for m in models]
-    rates = {form: statistics.median(m["matmul-tflops"][form] for m in models)
-             for form in models[0]["matmul-tflops"]}
-    links = {kind: (statistics.median(m[kind][0]["latency-us"] for m in models),
-                    statistics.median(m[kind][0]["bandwidth-gbps"] for m in models))
-             for kind in ("allreduce", "broadcast")}
-    print(f"calibrated {args.reps} times (dist-run --calibrate, 2 processes), medians: "
-          + ", ".join(f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in rates.items())
-          + "; " + ", ".join(f"{kind} {lat:.1f} us + bytes / {bw:.3g} GB/s"
-                             for kind, (lat, bw) in links.items())
-          + f"; matmul rate range {min(matmul_rates) * 1e3:.3g}-"
-            f"{max(matmul_rates) * 1e3:.3g} GFLOP/s")
-    print("| size | program | async progress | step | exposed comm | of which issue | "
-          "in flight | hidden | predicted step | predicted exposed | step error (range) | "
-          "default model step |")
+    rates = {
+        form: statistics.median(m["matmul-tflops"][form] for m in models)
+        for form in models[0]["matmul-tflops"]
+    }
+    links = {
+        kind: (
+            statistics.median(m[kind][0]["latency-us"] for m in models),
+            statistics.median(m[kind][0]["bandwidth-gbps"] for m in models),
+        )
+        for kind in ("allreduce", "broadcast")
+    }
+    print(
+        f"calibrated {args.reps} times (dist-run --calibrate, 2 processes), medians: "
+        + ", ".join(f"{form} {rate * 1e3:.3g} GFLOP/s" for form, rate in rates.items())
+        + "; "
+        + ", ".join(
+            f"{kind} {lat:.1f} us + bytes / {bw:.3g} GB/s" for kind, (lat, bw) in links.items()
+        )
+        + f"; matmul rate range {min(matmul_rates) * 1e3:.3g}-"
+        f"{max(matmul_rates) * 1e3:.3g} GFLOP/s"
+    )
+    print(
+        "| size | program | async progress | step | exposed comm | of which issue | "
+        "in flight | hidden | predicted step | predicted exposed | step error (range) | "
+        "default model step |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     ms = lambda us: f"{us / 1000:.2f} ms"
@@ -185,21 +207,37 @@ def main():
         size, label, flags, progress = config
         runs = samples[config]
         step, exposed, flight, hidden, issue, pstep, pexposed = [
-            statistics.median(r[i] for r in runs) for i in range(7)]
+            statistics.median(r[i] for r in runs) for i in range(7)
+        ]
         errors = sorted((r[5] - r[0]) / r[0] * 100 for r in runs)
         error = statistics.median(errors)
         dstep, _ = predict(ctx, program(*SIZES[size]), flags, {})
-        rows.append({"size": size, "program": label, "async_progress": progress,
-                     "step_us": step, "exposed_us": exposed, "issue_us": issue,
-                     "in_flight_us": flight, "hidden_us": hidden,
-                     "predicted_step_us": pstep, "predicted_exposed_us": pexposed,
-                     "step_error_pct": error, "step_error_range_pct": [errors[0], errors[-1]],
-                     "default_model_step_us": dstep, "samples": runs,
-                     "matmul_gflops": {f: r * 1e3 for f, r in rates.items()}})
-        print(f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
-              f"{ms(step)} | {ms(exposed)} | {ms(issue)} | {ms(flight)} | {ms(hidden)} | "
-              f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% ({errors[0]:+.0f}% to "
-              f"{errors[-1]:+.0f}%) | {ms(dstep)} |", flush=True)
+        rows.append(
+            {
+                "size": size,
+                "program": label,
+                "async_progress": progress,
+                "step_us": step,
+                "exposed_us": exposed,
+                "issue_us": issue,
+                "in_flight_us": flight,
+                "hidden_us": hidden,
+                "predicted_step_us": pstep,
+                "predicted_exposed_us": pexposed,
+                "step_error_pct": error,
+                "step_error_range_pct": [errors[0], errors[-1]],
+                "default_model_step_us": dstep,
+                "samples": runs,
+                "matmul_gflops": {f: r * 1e3 for f, r in rates.items()},
+            }
+        )
+        print(
+            f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
+            f"{ms(step)} | {ms(exposed)} | {ms(issue)} | {ms(flight)} | {ms(hidden)} | "
+            f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% ({errors[0]:+.0f}% to "
+            f"{errors[-1]:+.0f}%) | {ms(dstep)} |",
+            flush=True,
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

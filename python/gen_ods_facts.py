@@ -24,9 +24,12 @@ def arguments(records, op):
         supers = superclasses(records, constraint["def"])
         if "Attr" in supers or "AttrConstraint" in supers:
             attributes.append(name)
-            if (constraint["def"] == "UnitAttr" or "OptionalAttr" in supers
-                    or "DefaultValuedAttr" in supers
-                    or "DefaultValuedOptionalAttr" in supers):
+            if (
+                constraint["def"] == "UnitAttr"
+                or "OptionalAttr" in supers
+                or "DefaultValuedAttr" in supers
+                or "DefaultValuedOptionalAttr" in supers
+            ):
                 optional.append(name)
         else:
             operands.append(name)
@@ -71,7 +74,8 @@ def main():
         f"ENUMS = {pprint.pformat(enums, sort_dicts=False)}\n\n"
         "# {op name: {'operands', 'attributes', 'optional_attributes', 'results'}},\n"
         "# each a tuple of ODS names in ODS order.\n"
-        f"OPS = {pprint.pformat(ops, sort_dicts=False)}\n")
+        f"OPS = {pprint.pformat(ops, sort_dicts=False)}\n"
+    )
     with open(output, "w") as f:
         f.write(text)
 

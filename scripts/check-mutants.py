@@ -22,117 +22,188 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # name, file, text to replace, replacement, tests (lit paths under test/ or
 # pytest files under test/python), what the mutant means.
 MUTANTS = [
-    ("coords-column-major", "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
-     """  auto delinearize = affine::AffineDelinearizeIndexOp::create(
+    (
+        "coords-column-major",
+        "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
+        """  auto delinearize = affine::AffineDelinearizeIndexOp::create(
       b, loc, linear, mesh.getShape(), /*hasOuterBound=*/true);
   return getAsOpFoldResult(delinearize.getResults());""",
-     """  SmallVector<int64_t> reversed(llvm::reverse(mesh.getShape()));
+        """  SmallVector<int64_t> reversed(llvm::reverse(mesh.getShape()));
   auto delinearize = affine::AffineDelinearizeIndexOp::create(
       b, loc, linear, reversed, /*hasOuterBound=*/true);
   SmallVector<OpFoldResult> coords = getAsOpFoldResult(delinearize.getResults());
   std::reverse(coords.begin(), coords.end());
   return coords;""",
-     ["Integration/coords.test"], "the MPI lowering unravels coordinates column-major"),
-    ("coords-raw-rank", "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
-     "  if (mesh.hasDefaultProcessIds())\n    return rank;",
-     "  if (mesh.hasDefaultProcessIds() || true)\n    return rank;",
-     ["Integration/coords.test"], "the coordinate is taken from the raw rank, ignoring process_ids"),
-    ("embedding-dp-scale-by-mp", "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
-     "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(dp))));",
-     "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(split.axis))));",
-     ["Integration/embedding.test"], "the dp gradient average divides by the mp size"),
-    ("amp-found-inf-sum", "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
-     "step.mesh, allAxes, ReductionKind::Max, nullptr);",
-     "step.mesh, allAxes, ReductionKind::Sum, nullptr);",
-     ["Integration/amp.test"], "the AMP pass reduces found_inf with SUM (the rule check rejects it)"),
-    ("mpi-max-as-sum", "lib/Conversion/DistToMPI.cpp",
-     "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_MAX;",
-     "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_SUM;",
-     ["Integration/amp.test"], "found_inf's MAX runs as MPI_SUM: two infs sum to 2, truncated to false"),
-    ("amp-multiply-by-scale", "lib/Conversion/DistToLinalg.cpp",
-     "Value inverse = arith::DivFOp::create(rewriter, loc, one, scale);",
-     "Value inverse = arith::MulFOp::create(rewriter, loc, one, scale);",
-     ["Integration/amp.test"], "gradients are multiplied by the loss scale, not its inverse"),
-    ("amp-later-uses-scaled", "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
-     "return user && check->isBeforeInBlock(user);",
-     "return user && isa<func::ReturnOp>(user);",
-     ["Integration/amp.test", "python/test_schedule.py"],
-     "ops after the check keep reading the scaled gradients"),
-    ("async-max-as-sum", "lib/Conversion/DistToMPI.cpp",
-     "rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));",
-     "rewriter, loc, rewriter.getI64IntegerAttr(DIST_REDUCE_SUM));",
-     ["Integration/collectives.test"], "asynchronous allreduces of every kind run as sums"),
-    ("stream-roles-swapped", "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
-     "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::ModelParallel;",
-     "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::DataParallel;",
-     ["python/test_schedule.py"], "model-parallel collectives go to the dp stream"),
-    ("wait-too-early", "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
-     "    if (firstUser)\n      b.setInsertionPoint(firstUser);",
-     "    if (firstUser)\n      b.setInsertionPointAfter(op);",
-     ["python/test_schedule.py"], "the wait comes right after the issue (PaddlePaddle PR 64662)"),
-    ("c-identity-wrong-axis", "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
-     "                                      split.mesh, split.axis, nullptr);",
-     "                                      split.mesh, split.mesh.getRank() - 1 - split.axis, nullptr);",
-     ["python/test_schedule.py"], "c_identity is over the other mesh axis"),
-    ("overlap-allreduce-after-dy", "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
-     "  rewriter.replaceOp(allreduce, reduced.getResult());",
-     "  reduced->moveAfter(dy);\n  rewriter.replaceOp(allreduce, reduced.getResult());",
-     ["python/test_schedule.py"], "the dX allreduce is issued after the dY matmul"),
-    ("dropout-local-index", "lib/Conversion/DistToLinalg.cpp",
-     "            if (offsets[d])\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
-     "            if (offsets[d] && false)\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
-     ["Integration/dropout.test"], "dropout masks hash the local index: every shard draws the same mask"),
-    ("dropout-other-axis", "lib/Conversion/DistToLinalg.cpp",
-     "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);",
-     "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[coords.size() - 1 - axis]);",
-     ["Integration/dropout.test"], "a shard's offset uses the coordinate of the other mesh axis"),
-    ("cost-model-transpose-y-rate", "lib/Analysis/CostModel.cpp",
-     "tflops = transposeY   ? measured->matmulTransposeYTflops",
-     "tflops = transposeY   ? measured->matmulTransposeXTflops",
-     ["Transforms/dist-overlap-report-cost-model.mlir"],
-     "a transpose_y matmul is estimated at the transpose_x rate of the cost-model file"),
-    ("cost-model-farthest-group", "lib/Analysis/CostModel.cpp",
-     "if (distance(link.groupSize) < distance(best->groupSize))",
-     "if (distance(link.groupSize) > distance(best->groupSize))",
-     ["Transforms/dist-overlap-report-cost-model.mlir"],
-     "an unmeasured group size takes the farthest measured one's figures"),
-    ("measured-fastest-rank", "lib/Dialect/Dist/Transforms/OverlapReport.cpp",
-     "if (m.ranks > 1 && span <= m.figures.makespan)",
-     "if (m.ranks > 1 && span >= m.figures.makespan)",
-     ["Transforms/dist-overlap-report-measured.mlir"],
-     "the measured figures are the fastest rank's, not the slowest's"),
-    ("grad-dx-untransposed-y", "lib/Conversion/DistToLinalg.cpp",
-     "op.getTransposeY() ? y : transposeLastTwo(rewriter, loc, y),",
-     "op.getTransposeY() ? transposeLastTwo(rewriter, loc, y) : y,",
-     ["python/test_matmul_numerics.py"],
-     "matmul_grad computes dX from y the wrong way round"),
+        ["Integration/coords.test"],
+        "the MPI lowering unravels coordinates column-major",
+    ),
+    (
+        "coords-raw-rank",
+        "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
+        "  if (mesh.hasDefaultProcessIds())\n    return rank;",
+        "  if (mesh.hasDefaultProcessIds() || true)\n    return rank;",
+        ["Integration/coords.test"],
+        "the coordinate is taken from the raw rank, ignoring process_ids",
+    ),
+    (
+        "embedding-dp-scale-by-mp",
+        "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
+        "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(dp))));",
+        "b.getF64FloatAttr(1.0 / double(split.mesh.getAxisSize(split.axis))));",
+        ["Integration/embedding.test"],
+        "the dp gradient average divides by the mp size",
+    ),
+    (
+        "amp-found-inf-sum",
+        "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
+        "step.mesh, allAxes, ReductionKind::Max, nullptr);",
+        "step.mesh, allAxes, ReductionKind::Sum, nullptr);",
+        ["Integration/amp.test"],
+        "the AMP pass reduces found_inf with SUM (the rule check rejects it)",
+    ),
+    (
+        "mpi-max-as-sum",
+        "lib/Conversion/DistToMPI.cpp",
+        "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_MAX;",
+        "  case ReductionKind::Max:\n    return mpi::MPI_ReductionOpEnum::MPI_SUM;",
+        ["Integration/amp.test"],
+        "found_inf's MAX runs as MPI_SUM: two infs sum to 2, truncated to false",
+    ),
+    (
+        "amp-multiply-by-scale",
+        "lib/Conversion/DistToLinalg.cpp",
+        "Value inverse = arith::DivFOp::create(rewriter, loc, one, scale);",
+        "Value inverse = arith::MulFOp::create(rewriter, loc, one, scale);",
+        ["Integration/amp.test"],
+        "gradients are multiplied by the loss scale, not its inverse",
+    ),
+    (
+        "amp-later-uses-scaled",
+        "lib/Dialect/Dist/Transforms/AmpCheckFinite.cpp",
+        "return user && check->isBeforeInBlock(user);",
+        "return user && isa<func::ReturnOp>(user);",
+        ["Integration/amp.test", "python/test_schedule.py"],
+        "ops after the check keep reading the scaled gradients",
+    ),
+    (
+        "async-max-as-sum",
+        "lib/Conversion/DistToMPI.cpp",
+        "rewriter, loc, rewriter.getI64IntegerAttr(reduction->kind));",
+        "rewriter, loc, rewriter.getI64IntegerAttr(DIST_REDUCE_SUM));",
+        ["Integration/collectives.test"],
+        "asynchronous allreduces of every kind run as sums",
+    ),
+    (
+        "stream-roles-swapped",
+        "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
+        "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::ModelParallel;",
+        "      if (llvm::is_contained(mpAxes, name))\n        return StreamKind::DataParallel;",
+        ["python/test_schedule.py"],
+        "model-parallel collectives go to the dp stream",
+    ),
+    (
+        "wait-too-early",
+        "lib/Dialect/Dist/Transforms/AssignStreams.cpp",
+        "    if (firstUser)\n      b.setInsertionPoint(firstUser);",
+        "    if (firstUser)\n      b.setInsertionPointAfter(op);",
+        ["python/test_schedule.py"],
+        "the wait comes right after the issue (PaddlePaddle PR 64662)",
+    ),
+    (
+        "c-identity-wrong-axis",
+        "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
+        "                                      split.mesh, split.axis, nullptr);",
+        "                                      split.mesh, split.mesh.getRank() - 1 - split.axis, nullptr);",
+        ["python/test_schedule.py"],
+        "c_identity is over the other mesh axis",
+    ),
+    (
+        "overlap-allreduce-after-dy",
+        "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
+        "  rewriter.replaceOp(allreduce, reduced.getResult());",
+        "  reduced->moveAfter(dy);\n  rewriter.replaceOp(allreduce, reduced.getResult());",
+        ["python/test_schedule.py"],
+        "the dX allreduce is issued after the dY matmul",
+    ),
+    (
+        "dropout-local-index",
+        "lib/Conversion/DistToLinalg.cpp",
+        "            if (offsets[d])\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
+        "            if (offsets[d] && false)\n              index = arith::AddIOp::create(b, l, index, offsets[d]);",
+        ["Integration/dropout.test"],
+        "dropout masks hash the local index: every shard draws the same mask",
+    ),
+    (
+        "dropout-other-axis",
+        "lib/Conversion/DistToLinalg.cpp",
+        "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[axis]);",
+        "          getValueOrCreateConstantIndexOp(rewriter, loc, coords[coords.size() - 1 - axis]);",
+        ["Integration/dropout.test"],
+        "a shard's offset uses the coordinate of the other mesh axis",
+    ),
+    (
+        "cost-model-transpose-y-rate",
+        "lib/Analysis/CostModel.cpp",
+        "tflops = transposeY   ? measured->matmulTransposeYTflops",
+        "tflops = transposeY   ? measured->matmulTransposeXTflops",
+        ["Transforms/dist-overlap-report-cost-model.mlir"],
+        "a transpose_y matmul is estimated at the transpose_x rate of the cost-model file",
+    ),
+    (
+        "cost-model-farthest-group",
+        "lib/Analysis/CostModel.cpp",
+        "if (distance(link.groupSize) < distance(best->groupSize))",
+        "if (distance(link.groupSize) > distance(best->groupSize))",
+        ["Transforms/dist-overlap-report-cost-model.mlir"],
+        "an unmeasured group size takes the farthest measured one's figures",
+    ),
+    (
+        "measured-fastest-rank",
+        "lib/Dialect/Dist/Transforms/OverlapReport.cpp",
+        "if (m.ranks > 1 && span <= m.figures.makespan)",
+        "if (m.ranks > 1 && span >= m.figures.makespan)",
+        ["Transforms/dist-overlap-report-measured.mlir"],
+        "the measured figures are the fastest rank's, not the slowest's",
+    ),
+    (
+        "grad-dx-untransposed-y",
+        "lib/Conversion/DistToLinalg.cpp",
+        "op.getTransposeY() ? y : transposeLastTwo(rewriter, loc, y),",
+        "op.getTransposeY() ? transposeLastTwo(rewriter, loc, y) : y,",
+        ["python/test_matmul_numerics.py"],
+        "matmul_grad computes dX from y the wrong way round",
+    ),
 ]
 
 
 def run(cmd, cwd, timeout=900):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def tests_fail(build, tests):
     """Whether any of `tests` fails (or does not build)."""
-    env = dict(os.environ, PATH="/usr/lib/llvm-22/bin:" + os.environ["PATH"],
-               PYTHONPATH=os.path.join(build, "python_packages"))
+    env = dict(
+        os.environ,
+        PATH="/usr/lib/llvm-22/bin:" + os.environ["PATH"],
+        PYTHONPATH=os.path.join(build, "python_packages"),
+    )
     for test in tests:
         if test.startswith("python/"):
-            cmd = ["/usr/bin/python3", "-m", "pytest", "-q", "-x",
-                   os.path.join(ROOT, "test", test)]
+            cmd = ["/usr/bin/python3", "-m", "pytest", "-q", "-x", os.path.join(ROOT, "test", test)]
         else:
             cmd = ["lit", "-q", os.path.join(build, "test", test)]
-        if subprocess.run(cmd, cwd=build, env=env, capture_output=True,
-                          timeout=900).returncode != 0:
+        if (
+            subprocess.run(cmd, cwd=build, env=env, capture_output=True, timeout=900).returncode
+            != 0
+        ):
             return test
     return None
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
     parser.add_argument("--only", default="")
     args = parser.parse_args()

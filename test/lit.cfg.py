@@ -13,7 +13,15 @@ config.suffixes = [".mlir", ".test", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dist_obj_root, "test")
 # Unit/ is a suite of its own (GoogleTest), with its own lit.cfg.py.
-config.excludes = ["Unit", "Inputs", "tools", "lib", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = [
+    "Unit",
+    "Inputs",
+    "tools",
+    "lib",
+    "CMakeLists.txt",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.dist_src_root, "examples")))
@@ -24,8 +32,10 @@ config.substitutions.append(("%dist_src_root", config.dist_src_root))
 # leak-checked (python3 and the JIT keep memory until exit).
 hosted = ""
 if config.enable_sanitizers:
-    hosted = (f"/usr/bin/env LD_PRELOAD={config.asan_runtime} "
-              "ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=false ")
+    hosted = (
+        f"/usr/bin/env LD_PRELOAD={config.asan_runtime} "
+        "ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=false "
+    )
 config.substitutions.append(("%python", hosted + sys.executable))
 config.substitutions.append(("%mlir_opt", hosted + os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
@@ -35,15 +45,15 @@ config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 # `import dist` from the build tree (test/Integration/cases.py, test/python).
-config.environment["PYTHONPATH"] = os.path.join(config.dist_obj_root,
-                                                "python_packages")
+config.environment["PYTHONPATH"] = os.path.join(config.dist_obj_root, "python_packages")
 llvm_config.use_default_substitutions()
 
 # Integration/ runs programs on MPI: it needs MPICH and the runtime library,
 # which the build makes only when it finds MPICH. Without them those tests
 # are UNSUPPORTED, not failed (scripts/bootstrap.sh installs MPICH).
 if shutil.which("mpirun.mpich") and os.path.exists(
-        os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")):
+    os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")
+):
     config.available_features.add("mpich")
 
 # The format check needs the clang-format release the tree is formatted
@@ -55,16 +65,17 @@ if clang_format:
 
 # The ignore-rules test asks git about the source tree: it needs git and a
 # checkout (a tarball of the sources has no .git).
-if shutil.which("git") and os.path.exists(
-        os.path.join(config.dist_src_root, ".git")):
+if shutil.which("git") and os.path.exists(os.path.join(config.dist_src_root, ".git")):
     config.available_features.add("git-checkout")
 
-# Python files are checked with pyflakes3 (Debian's pyflakes3 package,
-# which scripts/bootstrap.sh installs), as C++ files are with clang-format.
-pyflakes = shutil.which("pyflakes3")
-if pyflakes:
-    config.available_features.add("pyflakes")
+# Python files are checked with pyflakes3 and black (Debian's pyflakes3 and
+# black packages, which scripts/bootstrap.sh installs), as C++ files are
+# with clang-format.
+pyflakes, black = shutil.which("pyflakes3"), shutil.which("black")
+if pyflakes and black:
+    config.available_features.add("python-checks")
     config.substitutions.append(("%pyflakes", pyflakes))
+    config.substitutions.append(("%black", black))
 
 if config.enable_sanitizers:
     config.available_features.add("sanitizers")

@@ -23,27 +23,75 @@ from .run import RunError, build_native, calibrate, parse_rank_output, run_on_mp
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # What __getattr__ gives, for type checkers.
-    from ._core import (Attribute, Block, Context, FunctionBuilder, FutureType, Mesh,
-                        Module, Operation, PassManager, Region, TensorDist, TensorType,
-                        Type, Value, overlap_report)
+    from ._core import (
+        Attribute,
+        Block,
+        Context,
+        FunctionBuilder,
+        FutureType,
+        Mesh,
+        Module,
+        Operation,
+        PassManager,
+        Region,
+        TensorDist,
+        TensorType,
+        Type,
+        Value,
+        overlap_report,
+    )
 
 # The names _core (the extension and what stands on it) provides.
-_CORE = ("Attribute", "Block", "Context", "FunctionBuilder", "FutureType", "Mesh",
-         "Module", "Operation", "PassManager", "Region", "TensorDist", "TensorType",
-         "Type", "Value", "overlap_report")
+_CORE = (
+    "Attribute",
+    "Block",
+    "Context",
+    "FunctionBuilder",
+    "FutureType",
+    "Mesh",
+    "Module",
+    "Operation",
+    "PassManager",
+    "Region",
+    "TensorDist",
+    "TensorType",
+    "Type",
+    "Value",
+    "overlap_report",
+)
 
 __all__ = [
-    "Attribute", "Block", "Context", "Diagnostic", "DiagnosticError",
-    "FunctionBuilder", "FutureType", "Location", "Mesh", "Module",
-    "Operation", "PassManager", "Region", "RunError", "TensorDist",
-    "TensorType", "Type", "Value", "build_native", "calibrate",
-    "overlap_report", "parse_rank_output", "run_on_mpi", "__version__",
+    "Attribute",
+    "Block",
+    "Context",
+    "Diagnostic",
+    "DiagnosticError",
+    "FunctionBuilder",
+    "FutureType",
+    "Location",
+    "Mesh",
+    "Module",
+    "Operation",
+    "PassManager",
+    "Region",
+    "RunError",
+    "TensorDist",
+    "TensorType",
+    "Type",
+    "Value",
+    "build_native",
+    "calibrate",
+    "overlap_report",
+    "parse_rank_output",
+    "run_on_mpi",
+    "__version__",
 ]
 
 
 def __getattr__(name):
     if name in _CORE:
         from . import _core
+
         value = getattr(_core, name)
         globals()[name] = value
         return value

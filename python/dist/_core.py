@@ -1,24 +1,50 @@
 """The half of the dist package that stands on the extension (dist._dist):
 imported on first use of one of its names (see __init__.py)."""
 
-from ._dist import (Attribute, Block, Context, FutureType, Mesh, Module,
-                    Operation, Region, TensorDist, TensorType, Type, Value)
+from ._dist import (
+    Attribute,
+    Block,
+    Context,
+    FutureType,
+    Mesh,
+    Module,
+    Operation,
+    Region,
+    TensorDist,
+    TensorType,
+    Type,
+    Value,
+)
 from .builder import FunctionBuilder
 
 import json as _json
 import os as _os
 import tempfile as _tempfile
 
-__all__ = ["Attribute", "Block", "Context", "FunctionBuilder", "FutureType", "Mesh",
-           "Module", "Operation", "PassManager", "Region", "TensorDist", "TensorType",
-           "Type", "Value", "overlap_report"]
+__all__ = [
+    "Attribute",
+    "Block",
+    "Context",
+    "FunctionBuilder",
+    "FutureType",
+    "Mesh",
+    "Module",
+    "Operation",
+    "PassManager",
+    "Region",
+    "TensorDist",
+    "TensorType",
+    "Type",
+    "Value",
+    "overlap_report",
+]
 
 
 class PassManager:
     """A textual pass pipeline, checked when made and run on modules:
 
-        pm = dist.PassManager("dist-auto-parallel{peak-tflops=50}")
-        pm.run(module)
+    pm = dist.PassManager("dist-auto-parallel{peak-tflops=50}")
+    pm.run(module)
     """
 
     def __init__(self, pipeline, context=None):

@@ -41,8 +41,9 @@ def _marker_dict(markers, ctx):
         elif isinstance(value, _dist.Attribute):
             entries[name] = value
         else:
-            raise TypeError(f"marker {name}: expected True, a string or an "
-                            f"Attribute, got {value!r}")
+            raise TypeError(
+                f"marker {name}: expected True, a string or an " f"Attribute, got {value!r}"
+            )
     return _dist._dictionary(entries, ctx)
 
 
@@ -100,10 +101,12 @@ class FunctionBuilder:
             if given - declared or required - given:
                 raise ValueError(
                     f"'{name}' takes the attributes {facts['attributes']} "
-                    f"({tuple(sorted(required))} required), not {tuple(sorted(given))}")
+                    f"({tuple(sorted(required))} required), not {tuple(sorted(given))}"
+                )
         file, line, column = self._loc
-        return self._f.append(name, list(operands), list(result_types),
-                              attributes, file, line, column)
+        return self._f.append(
+            name, list(operands), list(result_types), attributes, file, line, column
+        )
 
     def at(self, file, line=0, column=0):
         """Ops appended from now on get the location FILE:LINE:COLUMN
@@ -141,22 +144,23 @@ class FunctionBuilder:
 
     def call(self, callee, args, result_types):
         """`func.call @callee(args)`."""
-        return self.op("func.call", args, result_types,
-                       {"callee": _dist.Attribute.parse(f"@{callee}",
-                                                        self.context)})
+        return self.op(
+            "func.call",
+            args,
+            result_types,
+            {"callee": _dist.Attribute.parse(f"@{callee}", self.context)},
+        )
 
     def arith(self, name, *operands, result_type=None, predicate=None):
         """`arith.<name>` on `operands`; the result type defaults to the
         first operand's. `predicate` names a comparison (eq, ne, slt, ...)."""
         attrs = {}
         if predicate is not None:
-            preds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule",
-                     "ugt", "uge"]
+            preds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
             if predicate not in preds:
                 raise ValueError(f"unknown predicate {predicate!r}")
             attrs["predicate"] = _i64(preds.index(predicate), self.context)
-        return self._one(f"arith.{name}", list(operands),
-                         [result_type or operands[0].type], attrs)
+        return self._one(f"arith.{name}", list(operands), [result_type or operands[0].type], attrs)
 
     def splat(self, scalar, type):
         """`tensor.splat`: a tensor of `type` filled with `scalar`."""
@@ -164,15 +168,15 @@ class FunctionBuilder:
 
     def _slice_attrs(self, offsets, sizes, dynamic_prefix):
         dynamic = [o for o in offsets if isinstance(o, _dist.Value)]
-        static = [(-(2 ** 63) if isinstance(o, _dist.Value) else int(o))
-                  for o in offsets]
+        static = [(-(2**63) if isinstance(o, _dist.Value) else int(o)) for o in offsets]
         attrs = {
             "static_offsets": _dist._i64_array(static, self.context),
             "static_sizes": _dist._i64_array(list(sizes), self.context),
             "static_strides": _dist._i64_array([1] * len(sizes), self.context),
             "operandSegmentSizes": _dist.Attribute.parse(
                 f"array<i32: {', '.join(map(str, dynamic_prefix + [len(dynamic), 0, 0]))}>",
-                self.context),
+                self.context,
+            ),
         }
         return dynamic, attrs
 
@@ -181,24 +185,25 @@ class FunctionBuilder:
         values), unit strides."""
         t = _tensor(source, "source")
         dynamic, attrs = self._slice_attrs(offsets, sizes, [1])
-        result = result_type or TensorType(list(sizes), t.element_type,
-                                           context=self.context)
-        return self._one("tensor.extract_slice", [source] + dynamic, [result],
-                         attrs)
+        result = result_type or TensorType(list(sizes), t.element_type, context=self.context)
+        return self._one("tensor.extract_slice", [source] + dynamic, [result], attrs)
 
     def insert_slice(self, source, dest, offsets):
         """`tensor.insert_slice` of `source` into `dest` at `offsets`."""
         sizes = _tensor(source, "source").shape
         dynamic, attrs = self._slice_attrs(offsets, sizes, [1, 1])
-        return self._one("tensor.insert_slice", [source, dest] + dynamic,
-                         [dest.type], attrs)
+        return self._one("tensor.insert_slice", [source, dest] + dynamic, [dest.type], attrs)
 
     # -- dist ops ---------------------------------------------------------------
 
     def process_coord(self, mesh, axis):
         """This process's coordinate along `axis` of `mesh` (index)."""
-        return self._one("dist.process_coord", [], [Type.parse("index", self.context)],
-                         {"mesh": mesh, "axis": _i64(axis, self.context)})
+        return self._one(
+            "dist.process_coord",
+            [],
+            [Type.parse("index", self.context)],
+            {"mesh": mesh, "axis": _i64(axis, self.context)},
+        )
 
     def matmul(self, x, y, transpose_x=False, transpose_y=False, dist=None):
         """`dist.matmul`: the result shape follows matmul_v2's rules; `dist`
@@ -214,15 +219,29 @@ class FunctionBuilder:
         result = TensorType(shape, tx.element_type, dist, context=self.context)
         return self._one("dist.matmul", [x, y], [result], attrs)
 
-    def matmul_grad(self, x, y, out_grad, transpose_x=False, transpose_y=False,
-                    x_grad_dist="like", y_grad_dist="like"):
+    def matmul_grad(
+        self,
+        x,
+        y,
+        out_grad,
+        transpose_x=False,
+        transpose_y=False,
+        x_grad_dist="like",
+        y_grad_dist="like",
+    ):
         """`dist.matmul_grad`: returns (x_grad, y_grad), shaped like x and y;
         their distributions are x's and y's unless given."""
         tx, ty = _tensor(x, "x"), _tensor(y, "y")
-        dx = tx if x_grad_dist == "like" else TensorType(
-            tx.shape, tx.element_type, x_grad_dist, context=self.context)
-        dy = ty if y_grad_dist == "like" else TensorType(
-            ty.shape, ty.element_type, y_grad_dist, context=self.context)
+        dx = (
+            tx
+            if x_grad_dist == "like"
+            else TensorType(tx.shape, tx.element_type, x_grad_dist, context=self.context)
+        )
+        dy = (
+            ty
+            if y_grad_dist == "like"
+            else TensorType(ty.shape, ty.element_type, y_grad_dist, context=self.context)
+        )
         attrs = {}
         if transpose_x:
             attrs["transpose_x"] = _dist._unit(self.context)
@@ -234,39 +253,41 @@ class FunctionBuilder:
     def embedding(self, ids, weight, dist=None):
         """`dist.embedding`: rows of `weight` at `ids`."""
         ti, tw = _tensor(ids, "ids"), _tensor(weight, "weight")
-        result = TensorType(ti.shape + [tw.shape[1]], tw.element_type, dist,
-                            context=self.context)
+        result = TensorType(ti.shape + [tw.shape[1]], tw.element_type, dist, context=self.context)
         return self._one("dist.embedding", [ids, weight], [result])
 
     def embedding_grad(self, ids, weight, out_grad, dist="like"):
         """`dist.embedding_grad`: the table gradient, shaped like `weight`."""
         tw = _tensor(weight, "weight")
-        result = tw if dist == "like" else TensorType(
-            tw.shape, tw.element_type, dist, context=self.context)
+        result = (
+            tw
+            if dist == "like"
+            else TensorType(tw.shape, tw.element_type, dist, context=self.context)
+        )
         return self._one("dist.embedding_grad", [ids, weight, out_grad], [result])
 
     def c_embedding(self, ids, weight, start, dist=None):
         """`dist.c_embedding`: the lookup into one row shard from `start`."""
         ti, tw = _tensor(ids, "ids"), _tensor(weight, "weight")
-        result = TensorType(ti.shape + [tw.shape[1]], tw.element_type, dist,
-                            context=self.context)
+        result = TensorType(ti.shape + [tw.shape[1]], tw.element_type, dist, context=self.context)
         return self._one("dist.c_embedding", [ids, weight, start], [result])
 
     def c_embedding_grad(self, ids, weight, out_grad, start, dist="like"):
         """`dist.c_embedding_grad`: the shard's table gradient."""
         tw = _tensor(weight, "weight")
-        result = tw if dist == "like" else TensorType(
-            tw.shape, tw.element_type, dist, context=self.context)
-        return self._one("dist.c_embedding_grad",
-                         [ids, weight, out_grad, start], [result])
+        result = (
+            tw
+            if dist == "like"
+            else TensorType(tw.shape, tw.element_type, dist, context=self.context)
+        )
+        return self._one("dist.c_embedding_grad", [ids, weight, out_grad, start], [result])
 
     def seed(self, value, dist=None):
         """`dist.seed` (0: drawn at run time) as a tensor<1xi32>."""
         t = TensorType([1], "i32", dist, context=self.context)
         return self._one("dist.seed", [], [t], {"value": _i32(value, self.context)})
 
-    def dropout(self, x, prob, seed=None, fix_seed=None, id=None,
-                recompute_of=None, is_test=False):
+    def dropout(self, x, prob, seed=None, fix_seed=None, id=None, recompute_of=None, is_test=False):
         """`dist.dropout` with probability `prob`."""
         attrs = {"prob": _dist._float(float(prob), 32, self.context)}
         if fix_seed is not None:
@@ -282,14 +303,16 @@ class FunctionBuilder:
 
     def scale(self, x, factor):
         """`dist.scale`: every element times `factor`."""
-        return self._one("dist.scale", [x], [x.type],
-                         {"factor": _dist._float(float(factor), 64, self.context)})
+        return self._one(
+            "dist.scale", [x], [x.type], {"factor": _dist._float(float(factor), 64, self.context)}
+        )
 
     def check_finite_and_unscale(self, grads, scale, found_inf_dist=None):
         """AMP: returns (unscaled grads, found_inf)."""
         flag = TensorType([1], "i1", found_inf_dist, context=self.context)
-        r = self.op("dist.check_finite_and_unscale", list(grads) + [scale],
-                    [g.type for g in grads] + [flag])
+        r = self.op(
+            "dist.check_finite_and_unscale", list(grads) + [scale], [g.type for g in grads] + [flag]
+        )
         return r[:-1], r[-1]
 
     def _collective(self, name, x, mesh, axes, result, attrs, stream):
@@ -311,19 +334,31 @@ class FunctionBuilder:
                 partial = {a: k for a, k in dist.partial.items() if a not in axes}
                 dist = TensorDist(dist.mesh, dist.dims_mapping, partial)
         result = TensorType(t.shape, t.element_type, dist, context=self.context)
-        return self._collective("dist.allreduce", x, mesh, axes, result,
-                                {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
-                                stream)
+        return self._collective(
+            "dist.allreduce",
+            x,
+            mesh,
+            axes,
+            result,
+            {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
+            stream,
+        )
 
     def broadcast(self, x, mesh, axes, root=0, stream=None):
         """`dist.broadcast` from group-local `root` over `axes`."""
-        return self._collective("dist.broadcast", x, mesh, axes, _tensor(x, "x"),
-                                {"root": _i64(root, self.context)}, stream)
+        return self._collective(
+            "dist.broadcast",
+            x,
+            mesh,
+            axes,
+            _tensor(x, "x"),
+            {"root": _i64(root, self.context)},
+            stream,
+        )
 
     def c_identity(self, x, mesh, axes, stream=None):
         """`dist.c_identity` over `axes`."""
-        return self._collective("dist.c_identity", x, mesh, axes,
-                                _tensor(x, "x"), {}, stream)
+        return self._collective("dist.c_identity", x, mesh, axes, _tensor(x, "x"), {}, stream)
 
     # -- redistribution ----------------------------------------------------------
 
@@ -331,11 +366,11 @@ class FunctionBuilder:
         """The type of `x`'s global tensor distributed as `dist`."""
         t = _tensor(x, "x")
         if t.dist is None or dist is None:
-            raise TypeError("redistribution needs #dist.tensor encodings on "
-                            "the operand and the result")
+            raise TypeError(
+                "redistribution needs #dist.tensor encodings on " "the operand and the result"
+            )
         sizes = t.dist.mesh.shape
-        glob = [n * (sizes[a] if a >= 0 else 1)
-                for n, a in zip(t.shape, t.dist.dims_mapping)]
+        glob = [n * (sizes[a] if a >= 0 else 1) for n, a in zip(t.shape, t.dist.dims_mapping)]
         local = []
         for n, a in zip(glob, dist.dims_mapping):
             if a >= 0 and n % sizes[a]:
@@ -350,20 +385,27 @@ class FunctionBuilder:
 
     def all_gather(self, x, mesh, axes, dist, stream=None):
         """`dist.all_gather` over `axes` to `dist` (those axes replicated)."""
-        return self._collective("dist.all_gather", x, mesh, axes,
-                                self._redistributed(x, dist), {}, stream)
+        return self._collective(
+            "dist.all_gather", x, mesh, axes, self._redistributed(x, dist), {}, stream
+        )
 
     def reduce_scatter(self, x, mesh, axes, dist, reduce="sum", stream=None):
         """`dist.reduce_scatter` over `axes` to `dist` (those axes split)."""
-        return self._collective("dist.reduce_scatter", x, mesh, axes,
-                                self._redistributed(x, dist),
-                                {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
-                                stream)
+        return self._collective(
+            "dist.reduce_scatter",
+            x,
+            mesh,
+            axes,
+            self._redistributed(x, dist),
+            {"kind": _enum_attr(_REDUCTIONS, reduce, "reduction", self.context)},
+            stream,
+        )
 
     def all_to_all(self, x, mesh, axes, dist, stream=None):
         """`dist.all_to_all` over one axis to `dist` (its split moved)."""
-        return self._collective("dist.all_to_all", x, mesh, axes,
-                                self._redistributed(x, dist), {}, stream)
+        return self._collective(
+            "dist.all_to_all", x, mesh, axes, self._redistributed(x, dist), {}, stream
+        )
 
     def all_slice(self, x, mesh, axes, dist):
         """`dist.all_slice` over `axes` to `dist` (local)."""
@@ -372,10 +414,12 @@ class FunctionBuilder:
 
     def make_partial(self, x, mesh, axes, dist, reduce="sum"):
         """`dist.make_partial` over `axes` to `dist` (local)."""
-        attrs = dict(mesh=mesh, axes=_dist._i64_array(list(axes), self.context),
-                     kind=_enum_attr(_REDUCTIONS, reduce, "reduction", self.context))
-        return self._one("dist.make_partial", [x], [self._redistributed(x, dist)],
-                         attrs)
+        attrs = dict(
+            mesh=mesh,
+            axes=_dist._i64_array(list(axes), self.context),
+            kind=_enum_attr(_REDUCTIONS, reduce, "reduction", self.context),
+        )
+        return self._one("dist.make_partial", [x], [self._redistributed(x, dist)], attrs)
 
     def wait(self, future):
         """`dist.wait`: the tensor of an asynchronous collective."""
@@ -391,12 +435,12 @@ class FunctionBuilder:
         MLIR's printMemrefF32; run_on_mpi reads these back."""
         t = _tensor(value, "value")
         if t.dist is not None:
-            value = self.cast(value, TensorType(t.shape, t.element_type,
-                                                context=self.context))
+            value = self.cast(value, TensorType(t.shape, t.element_type, context=self.context))
         if str(t.element_type) != "f32":
             raise TypeError("print takes f32 tensors")
-        memref = Type.parse(f"memref<{'x'.join(map(str, t.shape))}xf32>"
-                            if t.shape else "memref<f32>", self.context)
+        memref = Type.parse(
+            f"memref<{'x'.join(map(str, t.shape))}xf32>" if t.shape else "memref<f32>", self.context
+        )
         unranked = Type.parse("memref<*xf32>", self.context)
         _dist._declare(self.module, "printMemrefF32", [unranked], [])
         buffer = self._one("bufferization.to_buffer", [value], [memref])
@@ -412,7 +456,11 @@ class FunctionBuilder:
             attrs = [_marker_dict(m, self.context) for m in result_markers]
         own = {}
         for name, value in self._markers.items():
-            own[name] = (_dist._unit(self.context) if value is True else
-                         _dist._string(value, self.context)
-                         if isinstance(value, str) else value)
+            own[name] = (
+                _dist._unit(self.context)
+                if value is True
+                else _dist._string(value, self.context)
+                if isinstance(value, str)
+                else value
+            )
         self._f.finish(list(values), attrs, self._private, own)

@@ -50,9 +50,11 @@ def check_file(path, processes):
     points = model["measured-on"]["points"]
     if any(p["median-us"] <= 0 for p in points):
         fail("a measured point is not positive")
-    print(f"ok: {len(rates)} matmul rates, "
-          + ", ".join(f"{kind} groups {groups[kind]}" for kind in KINDS)
-          + f", {len(points)} measured points")
+    print(
+        f"ok: {len(rates)} matmul rates, "
+        + ", ".join(f"{kind} groups {groups[kind]}" for kind in KINDS)
+        + f", {len(points)} measured points"
+    )
 
 
 def check_report(source):
@@ -74,8 +76,11 @@ def check_fit(model):
     or with the terms swapped misses them by orders of magnitude."""
     for kind in KINDS:
         for link in model[kind]:
-            points = sorted((p["bytes"], p["median-us"]) for p in model["measured-on"]["points"]
-                            if p["op"] == kind and p["group-size"] == link["group-size"])
+            points = sorted(
+                (p["bytes"], p["median-us"])
+                for p in model["measured-on"]["points"]
+                if p["op"] == kind and p["group-size"] == link["group-size"]
+            )
             predict = lambda size: link["latency-us"] + size / (link["bandwidth-gbps"] * 1e3)
             ends = [points[-1]]
             # The smallest, unless the latency was clamped at zero.
@@ -83,16 +88,23 @@ def check_fit(model):
                 ends.append(points[0])
             for size, median in ends:
                 if not math.isclose(predict(size), median, rel_tol=0.01):
-                    fail(f"{kind} in groups of {link['group-size']}: the fit predicts "
-                         f"{predict(size):.2f} us for {size} bytes, measured {median} us")
+                    fail(
+                        f"{kind} in groups of {link['group-size']}: the fit predicts "
+                        f"{predict(size):.2f} us for {size} bytes, measured {median} us"
+                    )
 
 
 # Inputs/collectives-cost.mlir: (op, bytes, group size) of each collective
 # in the order the report meets them; the bytes of an all-gather are its
 # result's, of a reduce-scatter its operand's, of an all-to-all the shard's.
-REPORTED = [("allreduce", 4096 * 4, 2), ("allreduce", 262144 * 4, 2),
-            ("broadcast", 65536 * 4, 2), ("all-gather", 65536 * 4, 2),
-            ("reduce-scatter", 65536 * 4, 2), ("all-to-all", 65536 * 4, 2)]
+REPORTED = [
+    ("allreduce", 4096 * 4, 2),
+    ("allreduce", 262144 * 4, 2),
+    ("broadcast", 65536 * 4, 2),
+    ("all-gather", 65536 * 4, 2),
+    ("reduce-scatter", 65536 * 4, 2),
+    ("all-to-all", 65536 * 4, 2),
+]
 
 
 def check_numbers(path, source):
@@ -108,8 +120,10 @@ def check_numbers(path, source):
     got = function["comm_us"]
     if not math.isclose(got, expected, rel_tol=1e-6):
         fail(f"@{function['name']}: comm {got} us, the file's terms give {expected} us")
-    print("ok: the fit goes through the measured end points, and the report's "
-          "communication is the file's latency + bytes / bandwidth")
+    print(
+        "ok: the fit goes through the measured end points, and the report's "
+        "communication is the file's latency + bytes / bandwidth"
+    )
 
 
 if __name__ == "__main__":

@@ -37,9 +37,11 @@ class Program:
     def __init__(self, ctx, mesh_shape=None, names=None, process_ids=None):
         self.ctx = ctx
         self.module = dist.Module.create(ctx)
-        self.mesh = (dist.Mesh(mesh_shape, names=names, process_ids=process_ids,
-                               context=ctx)
-                     if mesh_shape else None)
+        self.mesh = (
+            dist.Mesh(mesh_shape, names=names, process_ids=process_ids, context=ctx)
+            if mesh_shape
+            else None
+        )
         self.main = None
         self.coords = {}
 
@@ -64,13 +66,14 @@ class Program:
 
     def offsets(self, local, dims):
         f = self.main
-        return [0 if a < 0 else f.arith("muli", self.coord(a), f.index(size))
-                for size, a in zip(local, dims)]
+        return [
+            0 if a < 0 else f.arith("muli", self.coord(a), f.index(size))
+            for size, a in zip(local, dims)
+        ]
 
     def shard(self, glob, gshape, dims, elt="f32"):
         """The local shard of global tensor `glob`, with its encoding."""
-        local = [g // self.mesh.shape[a] if a >= 0 else g
-                 for g, a in zip(gshape, dims)]
+        local = [g // self.mesh.shape[a] if a >= 0 else g for g, a in zip(gshape, dims)]
         s = self.main.extract_slice(glob, self.offsets(local, dims), local)
         return self.main.cast(s, self.t(local, elt, dims)), local
 
@@ -80,8 +83,7 @@ class Program:
         plain = f.cast(value, self.t(local, elt))
         if all(a < 0 for a in dims):
             return plain
-        gshape = [l * self.mesh.shape[a] if a >= 0 else l
-                  for l, a in zip(local, dims)]
+        gshape = [l * self.mesh.shape[a] if a >= 0 else l for l, a in zip(local, dims)]
         zero = f.constant(np.zeros(gshape), self.t(gshape, elt))
         ins = f.insert_slice(plain, zero, self.offsets(local, dims))
         axes = sorted(a for a in dims if a >= 0)
@@ -89,8 +91,7 @@ class Program:
 
     def print(self, value, shape, elt="f32"):
         if elt != "f32":
-            value = self.main.arith("uitofp", value,
-                                    result_type=self.t(shape))
+            value = self.main.arith("uitofp", value, result_type=self.t(shape))
         self.main.print(value)
 
     def finish(self):
@@ -99,9 +100,10 @@ class Program:
         return self.module
 
 
-#===------------------------------------------------------------------------===#
+# ===------------------------------------------------------------------------===#
 # Cases
-#===------------------------------------------------------------------------===#
+# ===------------------------------------------------------------------------===#
+
 
 def mlp(ctx, procs, rank3):
     """Column- then row-parallel linear, forward and backward; the column
@@ -109,32 +111,38 @@ def mlp(ctx, procs, rank3):
     lead = [2, 2] if rank3 else [4]
     H, F = 4, 8
     xs, gs = lead + [H], lead + [H]
-    vals = {"x": values(math.prod(xs), 1), "w1": values(H * F, 2),
-            "w2": values(F * H, 3), "g": values(math.prod(gs), 4)}
+    vals = {
+        "x": values(math.prod(xs), 1),
+        "w1": values(H * F, 2),
+        "w2": values(F * H, 3),
+        "g": values(math.prod(gs), 4),
+    }
 
     def body(p, spmd):
         f = p.start_main()
-        x = p.const(xs, vals["x"]); w1 = p.const([H, F], vals["w1"])
-        w2 = p.const([F, H], vals["w2"]); g = p.const(gs, vals["g"])
+        x = p.const(xs, vals["x"])
+        w1 = p.const([H, F], vals["w1"])
+        w2 = p.const([F, H], vals["w2"])
+        g = p.const(gs, vals["g"])
         r = [-1] * len(lead)
         if spmd:
-            x, _ = p.shard(x, xs, r + [-1]); g, _ = p.shard(g, gs, r + [-1])
+            x, _ = p.shard(x, xs, r + [-1])
+            g, _ = p.shard(g, gs, r + [-1])
             w1, w1l = p.shard(w1, [H, F], [-1, 0])
             w2, w2l = p.shard(w2, [F, H], [0, -1])
             h = f.matmul(x, w1, dist=dist.TensorDist(p.mesh, r + [0]))
-            op = f.matmul(h, w2, dist=dist.TensorDist(p.mesh, r + [-1],
-                                                      {0: "sum"}))
+            op = f.matmul(h, w2, dist=dist.TensorDist(p.mesh, r + [-1], {0: "sum"}))
             o = f.allreduce(op, p.mesh, [0])
         else:
             h = f.matmul(x, w1)
             o = f.matmul(h, w2)
         dh, dw2 = f.matmul_grad(h, w2, g)
-        dxp, dw1 = f.matmul_grad(x, w1, dh, x_grad_dist=op.type.dist
-                                 if spmd else "like")
+        dxp, dw1 = f.matmul_grad(x, w1, dh, x_grad_dist=op.type.dist if spmd else "like")
         if spmd:
             dx = f.allreduce(dxp, p.mesh, [0])
             o, dx = p.gather(o, xs, r + [-1]), p.gather(dx, xs, r + [-1])
-            dw1 = p.gather(dw1, w1l, [-1, 0]); dw2 = p.gather(dw2, w2l, [0, -1])
+            dw1 = p.gather(dw1, w1l, [-1, 0])
+            dw2 = p.gather(dw2, w2l, [0, -1])
         else:
             dx = dxp
         for v, s in [(o, xs), (dx, xs), (dw1, [H, F]), (dw2, [F, H])]:
@@ -161,7 +169,8 @@ def embedding(ctx, dp, mp, local_init=True):
 
     serial = Program(ctx)
     f = serial.start_main()
-    i = serial.const([B, S], ids, "i64"); W = serial.const([V, D], w)
+    i = serial.const([B, S], ids, "i64")
+    W = serial.const([V, D], w)
     G = serial.const([B, S, D], [v / dp for v in dout])
     serial.print(f.embedding(i, W), [B, S, D])
     serial.print(f.embedding_grad(i, W, G), [V, D])
@@ -171,16 +180,17 @@ def embedding(ctx, dp, mp, local_init=True):
     IDS = p.t([B // dp, S], "i64", [0, -1])
     WL = p.t([V // mp, D], "f32", [1, -1])
     GL = p.t([B // dp, S, D], "f32", [0, -1, -1])
-    startup = p.module.function("startup", [(WL, {"dist.param": "w"})],
-                                markers={"dist.startup": True})
+    startup = p.module.function(
+        "startup", [(WL, {"dist.param": "w"})], markers={"dist.startup": True}
+    )
     startup.return_(startup.arguments[0], result_markers=[{"dist.param": "w"}])
     step = p.module.function("step", [IDS, (WL, {"dist.param": "w"}), GL])
     sid, sw, sg = step.arguments
-    step.return_(step.embedding(sid, sw, dist=GL.dist),
-                 step.embedding_grad(sid, sw, sg))
+    step.return_(step.embedding(sid, sw, dist=GL.dist), step.embedding_grad(sid, sw, sg))
 
     f = p.start_main()
-    i = p.const([B, S], ids, "i64"); W = p.const([V, D], w)
+    i = p.const([B, S], ids, "i64")
+    W = p.const([V, D], w)
     G = p.const([B, S, D], dout)
     il, _ = p.shard(i, [B, S], [0, -1], "i64")
     wl, _ = p.shard(W, [V, D], [1, -1])
@@ -224,7 +234,8 @@ def dropout(ctx, dp, mp):
             if spmd:
                 local_prints.append((f.cast(y, p.t(local)), local))
                 y, z = p.gather(y, local, dims), p.gather(z, local, dims)
-            p.print(y, [R, C]); p.print(z, [R, C])
+            p.print(y, [R, C])
+            p.print(z, [R, C])
         for v, local in local_prints:
             p.print(v, local)
         return p.finish()
@@ -248,12 +259,16 @@ def check_dropout_values(specs, ref):
         fraction = kept.mean()
         # 72 elements: a kept fraction within 0.2 of 1 - prob.
         if not scaled or abs(fraction - (1 - prob)) > 0.2:
-            print(f"MISMATCH dropout {name}: prob {prob}: kept {fraction:.2f}, "
-                  f"scaled by 1/(1-p): {scaled}")
+            print(
+                f"MISMATCH dropout {name}: prob {prob}: kept {fraction:.2f}, "
+                f"scaled by 1/(1-p): {scaled}"
+            )
             ok = False
-    print(f"{'ok' if ok else 'FAILED'}: dropout values: kept elements scaled by "
-          f"1/(1-p), about 1-p of them kept (p = "
-          f"{', '.join(str(s[4]) for s in specs)})")
+    print(
+        f"{'ok' if ok else 'FAILED'}: dropout values: kept elements scaled by "
+        f"1/(1-p), about 1-p of them kept (p = "
+        f"{', '.join(str(s[4]) for s in specs)})"
+    )
     return ok
 
 
@@ -271,8 +286,10 @@ def check_local_masks(name, mesh, ranks, dims_list, first):
                 mr = ranks[r][first + i] == 0
                 mq = ranks[q][first + i] == 0
                 if same != bool(np.array_equal(mr, mq)):
-                    print(f"MISMATCH {name}: value {i} {dims}: ranks {r} and {q} "
-                          f"({'should' if same else 'should not'} share a mask)")
+                    print(
+                        f"MISMATCH {name}: value {i} {dims}: ranks {r} and {q} "
+                        f"({'should' if same else 'should not'} share a mask)"
+                    )
                     ok = False
     print(f"{'ok' if ok else 'FAILED'}: {name} local masks ({len(ranks)} processes)")
     return ok
@@ -297,8 +314,9 @@ def amp(ctx, procs, infs, bad_value=np.inf):
     f = p.start_main()
     g = p.const([4], AMP_GRAD)
     w = p.const([4], AMP_WEIGHT)
-    has_inf = f.arith("cmpi", p.coord(0), f.index(infs), predicate="slt",
-                      result_type=dist.Type.parse("i1", ctx))
+    has_inf = f.arith(
+        "cmpi", p.coord(0), f.index(infs), predicate="slt", result_type=dist.Type.parse("i1", ctx)
+    )
     inf = f.constant(np.array([bad_value] + AMP_GRAD[1:]), p.t([4]))
     bad = f.arith("select", has_inf, inf, g, result_type=p.t([4]))
     ls = f.constant(np.array([AMP_SCALE]), LS)
@@ -334,8 +352,11 @@ def collectives(ctx, procs):
     f = p.start_main()
     ci = f.arith("index_cast", p.coord(0), result_type=dist.Type.parse("i32", ctx))
     cf = f.arith("sitofp", ci, result_type=dist.Type.parse("f32", ctx))
-    x = f.arith("addf", p.const([4], ASYNC_BASE),
-                f.arith("mulf", f.splat(cf, p.t([4])), p.const([4], ASYNC_STEP)))
+    x = f.arith(
+        "addf",
+        p.const([4], ASYNC_BASE),
+        f.arith("mulf", f.splat(cf, p.t([4])), p.const([4], ASYNC_STEP)),
+    )
     for kind in REDUCTIONS:
         part = f.cast(x, p.t([4], "f32", [-1], {0: "sum" if kind == "avg" else kind}))
         fut = f.allreduce(part, p.mesh, [0], kind, stream="mp")
@@ -351,8 +372,7 @@ REDUCTIONS = ["sum", "max", "min", "prod", "avg"]
 
 
 def collectives_expected(procs):
-    xs = np.array([[b + r * d for b, d in zip(ASYNC_BASE, ASYNC_STEP)]
-                   for r in range(procs)])
+    xs = np.array([[b + r * d for b, d in zip(ASYNC_BASE, ASYNC_STEP)] for r in range(procs)])
     out = []
     for red in [xs.sum(0), xs.max(0), xs.min(0), xs.prod(0), xs.mean(0)]:
         out += [red, red]
@@ -384,8 +404,10 @@ def collectives_groups(ctx):
     x = f.arith("addf", p.const([4], ASYNC_BASE), f.splat(v, p.t([4])))
     sums = lambda axis: p.t([4], "f32", [-1], {axis: "sum"})
     for stream in (None, "mp"):
+
         def done(value):
             return f.wait(value) if stream else value
+
         avg = done(f.allreduce(f.cast(x, sums(1)), p.mesh, [1], "avg", stream=stream))
         total = done(f.allreduce(f.cast(x, sums(0)), p.mesh, [0], "sum", stream=stream))
         b0 = done(f.broadcast(x, p.mesh, [0], root=1, stream=stream))
@@ -403,9 +425,9 @@ def collectives_groups_expected(ctx, rank):
     return out + out
 
 
-#===------------------------------------------------------------------------===#
+# ===------------------------------------------------------------------------===#
 # Running and comparing
-#===------------------------------------------------------------------------===#
+# ===------------------------------------------------------------------------===#
 
 # Set by --native and --hosts: how the SPMD programs run.
 NATIVE, HOSTS = False, None
@@ -421,22 +443,27 @@ def run_native(module, procs, flags):
     would: plain mpiexec.mpich, a bare environment, nothing of LLVM on PATH
     (an empty directory), each rank's output to its own file."""
     with tempfile.TemporaryDirectory() as tmp:
-        exe = dist.build_native(module, procs, os.path.join(tmp, "step"),
-                                pass_flags=flags)
+        exe = dist.build_native(module, procs, os.path.join(tmp, "step"), pass_flags=flags)
         empty = os.path.join(tmp, "empty-path")
         os.mkdir(empty)
-        cmd = ["/usr/bin/mpiexec.mpich", "-n", str(procs),
-               "-outfile-pattern", os.path.join(tmp, "out.%r")]
+        cmd = [
+            "/usr/bin/mpiexec.mpich",
+            "-n",
+            str(procs),
+            "-outfile-pattern",
+            os.path.join(tmp, "out.%r"),
+        ]
         if HOSTS:
             cmd += ["-hosts", HOSTS]
         env = {"PATH": empty}
         if "MPIR_CVAR_NOLOCAL" in os.environ:
             env["MPIR_CVAR_NOLOCAL"] = os.environ["MPIR_CVAR_NOLOCAL"]
-        done = subprocess.run(cmd + [exe], env=env, capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(cmd + [exe], env=env, capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
-            sys.exit(f"FAILED: the native executable exited {done.returncode}:\n"
-                     f"{done.stdout}{done.stderr}")
+            sys.exit(
+                f"FAILED: the native executable exited {done.returncode}:\n"
+                f"{done.stdout}{done.stderr}"
+            )
         ranks = []
         for rank in range(procs):
             with open(os.path.join(tmp, f"out.{rank}")) as f:
@@ -454,28 +481,27 @@ def run(module, procs, flags=""):
     if NATIVE:
         native = flat(run_native(module, procs, flags))
         same = len(native) == len(ranks) and all(
-            len(a) == len(b) and all(np.array_equal(x, y, equal_nan=True)
-                                     for x, y in zip(a, b))
-            for a, b in zip(ranks, native))
-        print(f"{'ok' if same else 'FAILED'}: native executable prints what the JIT "
-              f"prints ({procs} processes{', ' + flags if flags else ''})")
+            len(a) == len(b) and all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b))
+            for a, b in zip(ranks, native)
+        )
+        print(
+            f"{'ok' if same else 'FAILED'}: native executable prints what the JIT "
+            f"prints ({procs} processes{', ' + flags if flags else ''})"
+        )
         NATIVE_OK[0] &= same
     return ranks
 
 
 def close(a, b):
     # NaN where NaN is expected (the AMP case injects them).
-    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL,
-                                              equal_nan=True)
+    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
 
 
 def check(name, reference, ranks):
     ok = True
     for r, arrays in enumerate(ranks):
-        if len(arrays) != len(reference) or not all(
-                close(a, b) for a, b in zip(arrays, reference)):
-            print(f"MISMATCH {name}: rank {r}\n  got      {arrays}\n"
-                  f"  expected {reference}")
+        if len(arrays) != len(reference) or not all(close(a, b) for a, b in zip(arrays, reference)):
+            print(f"MISMATCH {name}: rank {r}\n  got      {arrays}\n" f"  expected {reference}")
             ok = False
     print(f"{'ok' if ok else 'FAILED'}: {name} ({len(ranks)} processes)")
     return ok
@@ -487,13 +513,16 @@ def meshes(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("case", choices=["mlp", "mlp3", "embedding", "dropout", "amp",
-                                         "collectives"])
+    parser.add_argument(
+        "case", choices=["mlp", "mlp3", "embedding", "dropout", "amp", "collectives"]
+    )
     parser.add_argument("--procs", default="2,4")
-    parser.add_argument("--meshes", default="1x2,2x2",
-                        help="[dp, mp] meshes of the embedding and dropout cases")
-    parser.add_argument("--native", action="store_true",
-                        help="also run each SPMD program as a native executable")
+    parser.add_argument(
+        "--meshes", default="1x2,2x2", help="[dp, mp] meshes of the embedding and dropout cases"
+    )
+    parser.add_argument(
+        "--native", action="store_true", help="also run each SPMD program as a native executable"
+    )
     parser.add_argument("--hosts", help="run the SPMD programs on these hosts (mpirun -hosts)")
     args = parser.parse_args()
     global NATIVE, HOSTS
@@ -506,10 +535,10 @@ def main():
             _, checked = embedding(ctx, dp, mp, local_init=False)
             ref = run(serial, 1)[0]
             for label, flags, program in [
-                    ("parallel-embedding", "--dist-parallel-embedding", spmd),
-                    ("auto-parallel", "--dist-auto-parallel", checked)]:
-                ok &= check(f"embedding [{dp}, {mp}] {label}", ref,
-                            run(program, dp * mp, flags))
+                ("parallel-embedding", "--dist-parallel-embedding", spmd),
+                ("auto-parallel", "--dist-auto-parallel", checked),
+            ]:
+                ok &= check(f"embedding [{dp}, {mp}] {label}", ref, run(program, dp * mp, flags))
         sys.exit(0 if ok and NATIVE_OK[0] else 1)
     if args.case == "dropout":
         for dp, mp in meshes(args.meshes):
@@ -521,44 +550,53 @@ def main():
             ok &= check_dropout_values(specs, ref)
             # The MPI lowering first, then the rest: the dropout still draws
             # the mask of its global elements.
-            for label, flags in [("dropout seed", "--dist-dropout-seed"),
-                                 ("dropout seed, mpi lowered first",
-                                  "--dist-dropout-seed --convert-dist-to-mpi")]:
+            for label, flags in [
+                ("dropout seed", "--dist-dropout-seed"),
+                ("dropout seed, mpi lowered first", "--dist-dropout-seed --convert-dist-to-mpi"),
+            ]:
                 name = f"{label} [{dp}, {mp}]"
                 ranks = run(spmd, dp * mp, flags)
-                ok &= check(name, ref, [arrays[:len(ref)] for arrays in ranks])
-                ok &= check_local_masks(name, spmd_mesh(ctx, dp, mp), ranks, dims,
-                                        len(ref))
+                ok &= check(name, ref, [arrays[: len(ref)] for arrays in ranks])
+                ok &= check_local_masks(name, spmd_mesh(ctx, dp, mp), ranks, dims, len(ref))
         sys.exit(0 if ok and NATIVE_OK[0] else 1)
     for procs in [int(n) for n in args.procs.split(",")]:
         if args.case in ("mlp", "mlp3"):
             serial, spmd = mlp(ctx, procs, args.case == "mlp3")
             ref = run(serial, 1)[0]
-            for label, flags in [("before", ""), ("overlap", "--dist-matmul-grad-overlap"),
-                                 ("auto-parallel", "--dist-auto-parallel")]:
+            for label, flags in [
+                ("before", ""),
+                ("overlap", "--dist-matmul-grad-overlap"),
+                ("auto-parallel", "--dist-auto-parallel"),
+            ]:
                 ok &= check(f"{args.case} {label}", ref, run(spmd, procs, flags))
         elif args.case == "amp":
             for infs in range(3):
                 ranks = run(amp(ctx, procs, infs), procs)
-                ok &= check_each(f"amp, inf on {infs} processes", ranks,
-                                 lambda r: amp_expected(r, infs))
+                ok &= check_each(
+                    f"amp, inf on {infs} processes", ranks, lambda r: amp_expected(r, infs)
+                )
             # A NaN is not finite either (a check for inf alone misses it),
             # and NaN > 0 is false: found_inf must still say so.
             for nans in (1, 2):
                 ranks = run(amp(ctx, procs, nans, np.nan), procs)
-                ok &= check_each(f"amp, NaN on {nans} processes", ranks,
-                                 lambda r: amp_expected(r, nans, np.nan))
+                ok &= check_each(
+                    f"amp, NaN on {nans} processes", ranks, lambda r: amp_expected(r, nans, np.nan)
+                )
         elif args.case == "collectives":
             ranks = run(collectives(ctx, procs), procs)
             expected = collectives_expected(procs)
-            ok &= check_each("allreduce " + ", ".join(REDUCTIONS) + ", async and sync",
-                             ranks, lambda r: expected)
+            ok &= check_each(
+                "allreduce " + ", ".join(REDUCTIONS) + ", async and sync", ranks, lambda r: expected
+            )
             if procs == 4:
                 ranks = run(collectives_groups(ctx), 4)
-                ok &= check_each("avg over mp, sum over dp, broadcasts from group "
-                                 "positions 1 and 0, on [2, 2] with process ids "
-                                 "[3, 1, 2, 0], sync and async", ranks,
-                                 lambda r: collectives_groups_expected(ctx, r))
+                ok &= check_each(
+                    "avg over mp, sum over dp, broadcasts from group "
+                    "positions 1 and 0, on [2, 2] with process ids "
+                    "[3, 1, 2, 0], sync and async",
+                    ranks,
+                    lambda r: collectives_groups_expected(ctx, r),
+                )
     sys.exit(0 if ok and NATIVE_OK[0] else 1)
 
 

@@ -43,8 +43,7 @@ AXES = [[0], [1], [0, 1]]
 def enc(axes, partial=True):
     if not partial:
         return "#dist.tensor<#mesh, [-1]>"
-    return ("#dist.tensor<#mesh, [-1], partial = [" +
-            ", ".join(f"{a} : sum" for a in axes) + "]>")
+    return "#dist.tensor<#mesh, [-1], partial = [" + ", ".join(f"{a} : sum" for a in axes) + "]>"
 
 
 def program(control, condition, depth, cast, axes):
@@ -54,15 +53,17 @@ def program(control, condition, depth, cast, axes):
     ax = ", ".join(map(str, axes))
     lines = []
     emit = lines.append
-    head = ('#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>\n'
-            "func.func private @printMemrefF32(memref<*xf32>)\n"
-            f"func.func private @sync(%p: {P}) -> {T} {{\n"
-            f"  %r = dist.allreduce %p on #mesh axes = [{ax}] reduce = sum : {P} -> {R}\n"
-            f"  %plain = tensor.cast %r : {R} to {T}\n"
-            f"  return %plain : {T}\n}}\n"
-            f"func.func private @mid(%p: {P}) -> {T} {{\n"
-            f"  %r = func.call @sync(%p) : ({P}) -> {T}\n"
-            f"  return %r : {T}\n}}\n")
+    head = (
+        '#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>\n'
+        "func.func private @printMemrefF32(memref<*xf32>)\n"
+        f"func.func private @sync(%p: {P}) -> {T} {{\n"
+        f"  %r = dist.allreduce %p on #mesh axes = [{ax}] reduce = sum : {P} -> {R}\n"
+        f"  %plain = tensor.cast %r : {R} to {T}\n"
+        f"  return %plain : {T}\n}}\n"
+        f"func.func private @mid(%p: {P}) -> {T} {{\n"
+        f"  %r = func.call @sync(%p) : ({P}) -> {T}\n"
+        f"  return %r : {T}\n}}\n"
+    )
     emit("%c0 = arith.constant 0 : index")
     emit("%c1 = arith.constant 1 : index")
     emit("%c2 = arith.constant 2 : index")
@@ -116,26 +117,41 @@ def program(control, condition, depth, cast, axes):
             # Declared replicated: the allreduce is left out.
             return [f"{pad}{name} = tensor.cast {t} : {R} to {T}"]
         if depth == 0:
-            return [f"{pad}{name}r = dist.allreduce {t} on #mesh axes = [{ax}] reduce = sum : {P} -> {R}",
-                    f"{pad}{name} = tensor.cast {name}r : {R} to {T}"]
+            return [
+                f"{pad}{name}r = dist.allreduce {t} on #mesh axes = [{ax}] reduce = sum : {P} -> {R}",
+                f"{pad}{name} = tensor.cast {name}r : {R} to {T}",
+            ]
         callee = "@sync" if depth == 1 else "@mid"
         return [f"{pad}{name} = func.call {callee}({t}) : ({P}) -> {T}"]
 
-    tail = ("  %buf = bufferization.to_buffer %res : tensor<4xf32> to memref<4xf32>\n"
-            "  %u = memref.cast %buf : memref<4xf32> to memref<*xf32>\n"
-            "  func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()\n"
-            "  return\n}\n")
+    tail = (
+        "  %buf = bufferization.to_buffer %res : tensor<4xf32> to memref<4xf32>\n"
+        "  %u = memref.cast %buf : memref<4xf32> to memref<*xf32>\n"
+        "  func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()\n"
+        "  return\n}\n"
+    )
     # Each region op: the lines before the reduction %s and after it ($T is
     # the plain type).
     regions = {
-        "if": (["%res = scf.if %cond -> ($T) {"],
-               ["  scf.yield %s : $T", "} else {", "  scf.yield %zero : $T", "}"]),
-        "for": (["%n = arith.select %cond, %c2, %c1 : index",
-                 "%res = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> ($T) {"],
-                ["  %next = arith.addf %acc, %s : $T", "  scf.yield %next : $T", "}"]),
-        "switch": (["%k = arith.select %cond, %c1, %c0 : index",
-                    "%res = scf.index_switch %k -> $T", "case 1 {"],
-                   ["  scf.yield %s : $T", "}", "default {", "  scf.yield %zero : $T", "}"]),
+        "if": (
+            ["%res = scf.if %cond -> ($T) {"],
+            ["  scf.yield %s : $T", "} else {", "  scf.yield %zero : $T", "}"],
+        ),
+        "for": (
+            [
+                "%n = arith.select %cond, %c2, %c1 : index",
+                "%res = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> ($T) {",
+            ],
+            ["  %next = arith.addf %acc, %s : $T", "  scf.yield %next : $T", "}"],
+        ),
+        "switch": (
+            [
+                "%k = arith.select %cond, %c1, %c0 : index",
+                "%res = scf.index_switch %k -> $T",
+                "case 1 {",
+            ],
+            ["  scf.yield %s : $T", "}", "default {", "  scf.yield %zero : $T", "}"],
+        ),
     }
     if control in regions:
         before, after = regions[control]
@@ -147,16 +163,22 @@ def program(control, condition, depth, cast, axes):
         emit(f"cf.cond_br %cond, ^take, ^join(%zero : {T})")
         text = "\n".join("  " + l for l in lines)
         take = "\n".join("  " + l.strip() for l in call(0, "%s"))
-        return (head + "func.func @main() {\n" + text + "\n^take:\n" + take +
-                f"\n  cf.br ^join(%s : {T})\n^join(%res: {T}):\n" + tail)
+        return (
+            head
+            + "func.func @main() {\n"
+            + text
+            + "\n^take:\n"
+            + take
+            + f"\n  cf.br ^join(%s : {T})\n^join(%res: {T}):\n"
+            + tail
+        )
     return head + "func.func @main() {\n" + "\n".join("  " + l for l in body) + "\n" + tail
 
 
 def expected(control, condition, cast, axes, rank):
     """What rank `rank` prints in the serial meaning of the program."""
     coords = (rank // 2, rank % 2)
-    cond = (condition in ("true", "agreed", "dim") or
-            coords[int(condition[-1])] == 0)
+    cond = condition in ("true", "agreed", "dim") or coords[int(condition[-1])] == 0
     # Serially one process holds the whole value (laundered or not).
     value = X
     trips = (2 if cond else 1) if control == "for" else (1 if cond else 0)
@@ -184,8 +206,9 @@ def main():
         control, condition = draws[i % len(draws)]
         depth, cast, axes = rng.choice(DEPTHS), rng.choice(CASTS), rng.choice(AXES)
         pairs.add((control, condition))
-        label = (f"{control} on {condition}, collective at depth {depth} over "
-                 f"{axes}, cast {cast}")
+        label = (
+            f"{control} on {condition}, collective at depth {depth} over " f"{axes}, cast {cast}"
+        )
         text = program(control, condition, depth, cast, axes)
         module = dist.Module.parse(text, context=ctx)
         try:
@@ -200,22 +223,33 @@ def main():
             continue
         try:
             ranks = dist.run_on_mpi(text, 4, timeout=20)
-            equal = all(len(r) == 1 and np.allclose(
-                r[0], expected(control, condition, cast, axes, k), atol=1e-5)
-                for k, r in enumerate(ranks))
+            equal = all(
+                len(r) == 1
+                and np.allclose(r[0], expected(control, condition, cast, axes, k), atol=1e-5)
+                for k, r in enumerate(ranks)
+            )
             outcome = "equals the serial value" if equal else "differs"
         except RunError as e:
             equal = False
             outcome = "failed: " + next(
-                (l for l in e.stderr.splitlines() if "dist-run: rank" in l or
-                 "did not finish" in l), "see stderr")
+                (
+                    l
+                    for l in e.stderr.splitlines()
+                    if "dist-run: rank" in l or "did not finish" in l
+                ),
+                "see stderr",
+            )
         good = equal if accepted else not equal
         ok &= good
         counts["accepted" if accepted else "rejected"] += 1
-        print(f"{'ok' if good else 'FAILED'}: {'accepted' if accepted else 'rejected'} "
-              f"{label}: {outcome}")
-    print(f"{counts['accepted']} accepted, {counts['rejected']} rejected; "
-          f"covered: {len(pairs)} of {len(draws)} (control, condition) pairs")
+        print(
+            f"{'ok' if good else 'FAILED'}: {'accepted' if accepted else 'rejected'} "
+            f"{label}: {outcome}"
+        )
+    print(
+        f"{counts['accepted']} accepted, {counts['rejected']} rejected; "
+        f"covered: {len(pairs)} of {len(draws)} (control, condition) pairs"
+    )
     sys.exit(0 if ok else 1)
 
 

@@ -53,12 +53,15 @@ def main():
             ran = coords(arrays)
             cpp = tuple(mesh.coord(rank))
             # The per-rank program Paddle would emit, run alone.
-            special = coords(dist.run_on_mpi(
-                module, 1, pass_flags=f"--dist-specialize-rank=rank={rank}")[0])
+            special = coords(
+                dist.run_on_mpi(module, 1, pass_flags=f"--dist-specialize-rank=rank={rank}")[0]
+            )
             print(f"rank {rank}: {ran}")
             if not ran == cpp == special:
-                print(f"FAILED: rank {rank}: MPI run {ran}, mesh::processCoord {cpp}, "
-                      f"--dist-specialize-rank {special}")
+                print(
+                    f"FAILED: rank {rank}: MPI run {ran}, mesh::processCoord {cpp}, "
+                    f"--dist-specialize-rank {special}"
+                )
                 ok = False
     sys.exit(0 if ok else 1)
 

@@ -71,9 +71,9 @@ def check(label, dist_run, program, tmpdir, tag, send=None, launcher=None):
     command = [dist_run, "-n", "2", "--timeout", timeout, "--collectives", "trace"]
     if launcher:
         command += ["--launcher", launcher]
-    proc = subprocess.Popen(command + [program],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        command + [program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     if send is not None:
         # Wait until rank 0 is in the collective, then interrupt dist-run.
         deadline = time.time() + 60
@@ -92,8 +92,10 @@ def check(label, dist_run, program, tmpdir, tag, send=None, launcher=None):
         ok = False
     ok &= nothing_left(label, tag, tmpdir)
     sys.stdout.write(err)
-    print(f"{'ok' if ok else 'FAILED'}: {label}: exit {proc.returncode}, "
-          f"no process and no file left")
+    print(
+        f"{'ok' if ok else 'FAILED'}: {label}: exit {proc.returncode}, "
+        f"no process and no file left"
+    )
     return ok
 
 
@@ -102,9 +104,13 @@ def check_calibrate(dist_run, tmpdir):
     stopped and cleaned up too, and no cost-model file is written."""
     out_file = os.path.join(os.path.dirname(tmpdir), "costs.json")
     env = dict(os.environ, TMPDIR=tmpdir)
-    proc = subprocess.Popen([dist_run, "-n", "2", "--calibrate", out_file],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [dist_run, "-n", "2", "--calibrate", out_file],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.time() + 60
     # dist-run's directory in TMPDIR, with the run's trace state.
     while not glob.glob(os.path.join(tmpdir, "dist-run-*", "trace")):
@@ -122,8 +128,10 @@ def check_calibrate(dist_run, tmpdir):
         print("FAILED: calibrate: a cost model was written")
         ok = False
     sys.stdout.write(err)
-    print(f"{'ok' if ok else 'FAILED'}: calibrate SIGTERM: exit {proc.returncode}, "
-          "no process, no file and no cost model left")
+    print(
+        f"{'ok' if ok else 'FAILED'}: calibrate SIGTERM: exit {proc.returncode}, "
+        "no process, no file and no cost model left"
+    )
     return ok
 
 
@@ -133,10 +141,12 @@ def main():
     ok = True
     dumps = jit_dumps()
     try:
-        for label, source, send in [("finished", finishing, "finish"),
-                                    ("timeout", hanging, None),
-                                    ("SIGTERM", hanging, signal.SIGTERM),
-                                    ("SIGINT", hanging, signal.SIGINT)]:
+        for label, source, send in [
+            ("finished", finishing, "finish"),
+            ("timeout", hanging, None),
+            ("SIGTERM", hanging, signal.SIGTERM),
+            ("SIGINT", hanging, signal.SIGINT),
+        ]:
             tag = f"{label}-{os.getpid()}.mlir"
             program = os.path.join(work, tag)
             shutil.copy(source, program)
@@ -151,19 +161,20 @@ def main():
         shutil.copy(hanging, program)
         launcher = os.path.join(work, "stubborn-launcher.sh")
         with open(launcher, "w") as f:
-            f.write("#!/bin/sh\n"
-                    "# Ignores SIGTERM; its grandchild, in a session of its own,\n"
-                    "# too; both name the program, so a survivor is seen.\n"
-                    "trap '' TERM\n"
-                    f"setsid {sys.executable} -c 'import signal, time; "
-                    f"signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)' "
-                    f"{tag} &\n"
-                    f"exec mpirun.mpich \"$@\"\n")
+            f.write(
+                "#!/bin/sh\n"
+                "# Ignores SIGTERM; its grandchild, in a session of its own,\n"
+                "# too; both name the program, so a survivor is seen.\n"
+                "trap '' TERM\n"
+                f"setsid {sys.executable} -c 'import signal, time; "
+                f"signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)' "
+                f"{tag} &\n"
+                f'exec mpirun.mpich "$@"\n'
+            )
         os.chmod(launcher, 0o755)
         tmpdir = os.path.join(work, "stubborn")
         os.mkdir(tmpdir)
-        ok &= check("stubborn launcher timeout", dist_run, program, tmpdir, tag,
-                    launcher=launcher)
+        ok &= check("stubborn launcher timeout", dist_run, program, tmpdir, tag, launcher=launcher)
         tmpdir = os.path.join(work, "calibrate")
         os.mkdir(tmpdir)
         ok &= check_calibrate(dist_run, tmpdir)

@@ -41,27 +41,32 @@ def allreduce_program(elt, procs):
     first = ", ".join(repr(v) for v in round_to(elt, FIRST))
     rest = ", ".join(repr(v) for v in round_to(elt, REST))
     result = f"tensor<{n}x{elt}, #dist.tensor<#mesh, [-1]>>"
-    lines = [f'#mesh = #dist.mesh<shape = [{procs}], names = ["dp"]>',
-             "func.func private @printMemrefF32(memref<*xf32>)",
-             "func.func @main() {",
-             "  %c = dist.process_coord #mesh axis = 0",
-             "  %c0 = arith.constant 0 : index",
-             "  %is0 = arith.cmpi eq, %c, %c0 : index",
-             f"  %first = arith.constant dense<[{first}]> : tensor<{n}x{elt}>",
-             f"  %rest = arith.constant dense<[{rest}]> : tensor<{n}x{elt}>",
-             f"  %x = arith.select %is0, %first, %rest : tensor<{n}x{elt}>",
-             ]
+    lines = [
+        f'#mesh = #dist.mesh<shape = [{procs}], names = ["dp"]>',
+        "func.func private @printMemrefF32(memref<*xf32>)",
+        "func.func @main() {",
+        "  %c = dist.process_coord #mesh axis = 0",
+        "  %c0 = arith.constant 0 : index",
+        "  %is0 = arith.cmpi eq, %c, %c0 : index",
+        f"  %first = arith.constant dense<[{first}]> : tensor<{n}x{elt}>",
+        f"  %rest = arith.constant dense<[{rest}]> : tensor<{n}x{elt}>",
+        f"  %x = arith.select %is0, %first, %rest : tensor<{n}x{elt}>",
+    ]
     for kind in ["sum", "max", "avg"]:
-        partial = (f"tensor<{n}x{elt}, #dist.tensor<#mesh, [-1], partial = "
-                   f"[0 : {'max' if kind == 'max' else 'sum'}]>>")
-        lines += [f"  %{kind}_p = tensor.cast %x : tensor<{n}x{elt}> to {partial}",
-                  f"  %{kind} = dist.allreduce %{kind}_p on #mesh axes = [0] reduce = {kind}"
-                  f" : {partial} -> {result}",
-                  f"  %{kind}_plain = tensor.cast %{kind} : {result} to tensor<{n}x{elt}>",
-                  f"  %{kind}_f32 = arith.extf %{kind}_plain : tensor<{n}x{elt}> to tensor<{n}xf32>",
-                  f"  %{kind}_m = bufferization.to_buffer %{kind}_f32 : tensor<{n}xf32> to memref<{n}xf32>",
-                  f"  %{kind}_u = memref.cast %{kind}_m : memref<{n}xf32> to memref<*xf32>",
-                  f"  call @printMemrefF32(%{kind}_u) : (memref<*xf32>) -> ()"]
+        partial = (
+            f"tensor<{n}x{elt}, #dist.tensor<#mesh, [-1], partial = "
+            f"[0 : {'max' if kind == 'max' else 'sum'}]>>"
+        )
+        lines += [
+            f"  %{kind}_p = tensor.cast %x : tensor<{n}x{elt}> to {partial}",
+            f"  %{kind} = dist.allreduce %{kind}_p on #mesh axes = [0] reduce = {kind}"
+            f" : {partial} -> {result}",
+            f"  %{kind}_plain = tensor.cast %{kind} : {result} to tensor<{n}x{elt}>",
+            f"  %{kind}_f32 = arith.extf %{kind}_plain : tensor<{n}x{elt}> to tensor<{n}xf32>",
+            f"  %{kind}_m = bufferization.to_buffer %{kind}_f32 : tensor<{n}xf32> to memref<{n}xf32>",
+            f"  %{kind}_u = memref.cast %{kind}_m : memref<{n}xf32> to memref<*xf32>",
+            f"  call @printMemrefF32(%{kind}_u) : (memref<*xf32>) -> ()",
+        ]
     lines += ["  return", "}"]
     return "\n".join(lines) + "\n"
 
@@ -70,8 +75,11 @@ def expected(elt, procs):
     first = round_to(elt, FIRST).astype(np.float64)
     rest = round_to(elt, REST).astype(np.float64)
     total = first + (procs - 1) * rest
-    return [round_to(elt, total), round_to(elt, np.maximum(first, rest)),
-            round_to(elt, total / procs)]
+    return [
+        round_to(elt, total),
+        round_to(elt, np.maximum(first, rest)),
+        round_to(elt, total / procs),
+    ]
 
 
 UNSCALE = """
@@ -105,14 +113,17 @@ def main():
         for elt in ["f16", "bf16"]:
             want = expected(elt, procs)
             ranks = dist.run_on_mpi(allreduce_program(elt, procs), procs)
-            good = all(len(arrays) == 3 and all(same(a, b)
-                                                for a, b in zip(arrays, want))
-                       for arrays in ranks)
+            good = all(
+                len(arrays) == 3 and all(same(a, b) for a, b in zip(arrays, want))
+                for arrays in ranks
+            )
             if not good:
                 print(f"MISMATCH {elt}: got {ranks}\n  expected {want}")
             ok &= good
-            print(f"{'ok' if good else 'FAILED'}: {elt} allreduce sum, max, avg "
-                  f"({procs} processes)")
+            print(
+                f"{'ok' if good else 'FAILED'}: {elt} allreduce sum, max, avg "
+                f"({procs} processes)"
+            )
     got = dist.run_on_mpi(UNSCALE, 1)[0][0]
     good = same(got, np.array([2.0**-15, 2.0**-14], dtype=np.float32))
     print(f"{'ok' if good else 'FAILED'}: f16 unscale by 2^25 gives {got.tolist()}")

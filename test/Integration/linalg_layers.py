@@ -43,8 +43,13 @@ class Layers(Program):
         """The type of a row vector (one value per row) of `dims`."""
         local = [self.local(dims)[0]]
         enc = "#dist.tensor<#mesh, [" + str(dims[0])
-        enc += "]" + (", partial = [" + ", ".join(
-            f"{a} : {k}" for a, k in sorted((partial or {}).items())) + "]" if partial else "")
+        enc += "]" + (
+            ", partial = ["
+            + ", ".join(f"{a} : {k}" for a, k in sorted((partial or {}).items()))
+            + "]"
+            if partial
+            else ""
+        )
         return f"tensor<{local[0]}xf32, {enc}>>"
 
     def empty(self, ty):
@@ -58,8 +63,10 @@ class Layers(Program):
         args = [f"%a{i}" for i in range(len(inputs))]
         lines, result = body(*args)
         v = self.fresh("m")
-        self.emit(f"{v} = linalg.map ins({', '.join(inputs)} : "
-                  f"{', '.join([ty] * len(inputs))}) outs({self.empty(ty)} : {ty})")
+        self.emit(
+            f"{v} = linalg.map ins({', '.join(inputs)} : "
+            f"{', '.join([ty] * len(inputs))}) outs({self.empty(ty)} : {ty})"
+        )
         self.emit(f"    ({', '.join(a + ': f32' for a in args)}, %out: f32) {{")
         for line in lines:
             self.emit("      " + line)
@@ -72,9 +79,11 @@ class Layers(Program):
         `vec`, elementwise in the result."""
         out = self.empty(ty)
         v = self.fresh("g")
-        self.emit(f"{v} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
-                  f"affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
-                  f"iterator_types = [\"parallel\", \"parallel\"]}}")
+        self.emit(
+            f"{v} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
+            f"affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
+            f'iterator_types = ["parallel", "parallel"]}}'
+        )
         self.emit(f"    ins({x}, {vec} : {ty}, {vty}) outs({out} : {ty}) {{")
         self.emit("  ^bb0(%a: f32, %b: f32, %o: f32):")
         lines, result = body("%a", "%b")
@@ -98,14 +107,20 @@ class Layers(Program):
         self.emit(f"{f} = linalg.fill ins({c} : f32) outs({e} : {vty}) -> {vty}")
         r = self.fresh("red")
         op = "maximumf" if kind == "max" else "addf"
-        self.emit(f"{r} = linalg.reduce ins({x} : {self.t(dims)}) outs({f} : {vty}) dimensions = [1]")
-        self.emit(f"  (%in: f32, %acc: f32) {{\n    %c = arith.{op} %in, %acc : f32\n"
-                  "    linalg.yield %c : f32\n  }")
+        self.emit(
+            f"{r} = linalg.reduce ins({x} : {self.t(dims)}) outs({f} : {vty}) dimensions = [1]"
+        )
+        self.emit(
+            f"  (%in: f32, %acc: f32) {{\n    %c = arith.{op} %in, %acc : f32\n"
+            "    linalg.yield %c : f32\n  }"
+        )
         if axis < 0:
             return r
         done = self.fresh("done")
-        self.emit(f"{done} = dist.allreduce {r} on #mesh axes = [{axis}] reduce = {kind} "
-                  f": {vty} -> {self.t1(dims)}")
+        self.emit(
+            f"{done} = dist.allreduce {r} on #mesh axes = [{axis}] reduce = {kind} "
+            f": {vty} -> {self.t1(dims)}"
+        )
         return done
 
     def check_close(self, value, dims, expected):
@@ -116,24 +131,37 @@ class Layers(Program):
         p = self.fresh("p")
         self.emit(f"{p} = tensor.cast {value} : {ty} to {plain}")
         want = self.block(dims, expected)
-        bad = self.map([p, want], plain, lambda a, b: ([
-            f"%d = arith.subf {a}, {b} : f32",
-            "%ad = math.absf %d : f32",
-            f"%ab = math.absf {b} : f32",
-            "%one = arith.constant 1.0 : f32",
-            "%sc = arith.addf %ab, %one : f32",
-            "%tol = arith.constant 1.0e-4 : f32",
-            "%lim = arith.mulf %sc, %tol : f32",
-            "%off = arith.cmpf ogt, %ad, %lim : f32",
-            "%r = arith.uitofp %off : i1 to f32"], "%r"))
+        bad = self.map(
+            [p, want],
+            plain,
+            lambda a, b: (
+                [
+                    f"%d = arith.subf {a}, {b} : f32",
+                    "%ad = math.absf %d : f32",
+                    f"%ab = math.absf {b} : f32",
+                    "%one = arith.constant 1.0 : f32",
+                    "%sc = arith.addf %ab, %one : f32",
+                    "%tol = arith.constant 1.0e-4 : f32",
+                    "%lim = arith.mulf %sc, %tol : f32",
+                    "%off = arith.cmpf ogt, %ad, %lim : f32",
+                    "%r = arith.uitofp %off : i1 to f32",
+                ],
+                "%r",
+            ),
+        )
         return self.sum_all(bad, plain)
 
 
 def softmax(p, x, dims):
     ty, vty = p.t(dims), p.t1(dims)
     m = p.row_reduce(x, dims, "max")
-    e = p.rows(x, ty, m, vty, lambda a, b: ([f"%s = arith.subf {a}, {b} : f32",
-                                              "%x = math.exp %s : f32"], "%x"))
+    e = p.rows(
+        x,
+        ty,
+        m,
+        vty,
+        lambda a, b: ([f"%s = arith.subf {a}, {b} : f32", "%x = math.exp %s : f32"], "%x"),
+    )
     s = p.row_reduce(e, dims, "sum")
     return p.rows(e, ty, s, vty, lambda a, b: ([f"%q = arith.divf {a}, {b} : f32"], "%q"))
 
@@ -147,8 +175,14 @@ def softmax_backward(p, y, g, dims):
 
 
 def scale_rows(p, v, dims, factor):
-    return p.map([v], p.t1(dims), lambda a: ([f"%k = arith.constant {factor:.8e} : f32",
-                                              f"%r = arith.mulf {a}, %k : f32"], "%r"))
+    return p.map(
+        [v],
+        p.t1(dims),
+        lambda a: (
+            [f"%k = arith.constant {factor:.8e} : f32", f"%r = arith.mulf {a}, %k : f32"],
+            "%r",
+        ),
+    )
 
 
 def layernorm(p, x, dims):
@@ -158,9 +192,18 @@ def layernorm(p, x, dims):
     xc = p.rows(x, ty, mean, vty, lambda a, b: ([f"%r = arith.subf {a}, {b} : f32"], "%r"))
     sq = p.map([xc], ty, lambda a: ([f"%r = arith.mulf {a}, {a} : f32"], "%r"))
     var = scale_rows(p, p.row_reduce(sq, dims, "sum"), dims, 1.0 / COLS)
-    rstd = p.map([var], vty, lambda a: ([f"%e = arith.constant {EPS:.8e} : f32",
-                                        f"%s = arith.addf {a}, %e : f32",
-                                        "%r = math.rsqrt %s : f32"], "%r"))
+    rstd = p.map(
+        [var],
+        vty,
+        lambda a: (
+            [
+                f"%e = arith.constant {EPS:.8e} : f32",
+                f"%s = arith.addf {a}, %e : f32",
+                "%r = math.rsqrt %s : f32",
+            ],
+            "%r",
+        ),
+    )
     y = p.rows(xc, ty, rstd, vty, lambda a, b: ([f"%r = arith.mulf {a}, {b} : f32"], "%r"))
     return y, rstd
 
@@ -181,29 +224,58 @@ GELU_C, GELU_K = 0.7978845608028654, 0.044715
 
 
 def gelu_lines(a):
-    return [f"%v2 = arith.mulf {a}, {a} : f32", f"%v3 = arith.mulf %v2, {a} : f32",
-            f"%k = arith.constant {GELU_K:.8e} : f32", "%kv3 = arith.mulf %k, %v3 : f32",
-            f"%in = arith.addf {a}, %kv3 : f32", f"%c = arith.constant {GELU_C:.8e} : f32",
-            "%u = arith.mulf %c, %in : f32", "%t = math.tanh %u : f32",
-            "%one = arith.constant 1.0 : f32", "%half = arith.constant 0.5 : f32",
-            "%opt = arith.addf %one, %t : f32"]
+    return [
+        f"%v2 = arith.mulf {a}, {a} : f32",
+        f"%v3 = arith.mulf %v2, {a} : f32",
+        f"%k = arith.constant {GELU_K:.8e} : f32",
+        "%kv3 = arith.mulf %k, %v3 : f32",
+        f"%in = arith.addf {a}, %kv3 : f32",
+        f"%c = arith.constant {GELU_C:.8e} : f32",
+        "%u = arith.mulf %c, %in : f32",
+        "%t = math.tanh %u : f32",
+        "%one = arith.constant 1.0 : f32",
+        "%half = arith.constant 0.5 : f32",
+        "%opt = arith.addf %one, %t : f32",
+    ]
 
 
 def gelu(p, x, dims):
-    return p.map([x], p.t(dims), lambda a: (gelu_lines(a) + [
-        f"%hx = arith.mulf %half, {a} : f32", "%r = arith.mulf %hx, %opt : f32"], "%r"))
+    return p.map(
+        [x],
+        p.t(dims),
+        lambda a: (
+            gelu_lines(a)
+            + [f"%hx = arith.mulf %half, {a} : f32", "%r = arith.mulf %hx, %opt : f32"],
+            "%r",
+        ),
+    )
 
 
 def gelu_backward(p, x, g, dims):
     """g * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2))."""
-    return p.map([x, g], p.t(dims), lambda a, b: (gelu_lines(a) + [
-        "%first = arith.mulf %half, %opt : f32", "%t2 = arith.mulf %t, %t : f32",
-        "%omt = arith.subf %one, %t2 : f32", "%three = arith.constant 3.0 : f32",
-        "%k3 = arith.mulf %three, %k : f32", "%k3v2 = arith.mulf %k3, %v2 : f32",
-        "%inner = arith.addf %one, %k3v2 : f32", "%cd = arith.mulf %c, %inner : f32",
-        "%s1 = arith.mulf %omt, %cd : f32", f"%hx = arith.mulf %half, {a} : f32",
-        "%second = arith.mulf %hx, %s1 : f32", "%d = arith.addf %first, %second : f32",
-        f"%r = arith.mulf {b}, %d : f32"], "%r"))
+    return p.map(
+        [x, g],
+        p.t(dims),
+        lambda a, b: (
+            gelu_lines(a)
+            + [
+                "%first = arith.mulf %half, %opt : f32",
+                "%t2 = arith.mulf %t, %t : f32",
+                "%omt = arith.subf %one, %t2 : f32",
+                "%three = arith.constant 3.0 : f32",
+                "%k3 = arith.mulf %three, %k : f32",
+                "%k3v2 = arith.mulf %k3, %v2 : f32",
+                "%inner = arith.addf %one, %k3v2 : f32",
+                "%cd = arith.mulf %c, %inner : f32",
+                "%s1 = arith.mulf %omt, %cd : f32",
+                f"%hx = arith.mulf %half, {a} : f32",
+                "%second = arith.mulf %hx, %s1 : f32",
+                "%d = arith.addf %first, %second : f32",
+                f"%r = arith.mulf {b}, %d : f32",
+            ],
+            "%r",
+        ),
+    )
 
 
 def numpy_cases(X, G):
@@ -215,13 +287,18 @@ def numpy_cases(X, G):
     xc = X - mu
     rstd = 1.0 / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + EPS)
     xhat = xc * rstd
-    dln = rstd * (G - G.mean(axis=1, keepdims=True)
-                  - xhat * (G * xhat).mean(axis=1, keepdims=True))
-    t = np.tanh(GELU_C * (X + GELU_K * X ** 3))
+    dln = rstd * (G - G.mean(axis=1, keepdims=True) - xhat * (G * xhat).mean(axis=1, keepdims=True))
+    t = np.tanh(GELU_C * (X + GELU_K * X**3))
     gl = 0.5 * X * (1 + t)
     dgl = G * (0.5 * (1 + t) + 0.5 * X * (1 - t * t) * GELU_C * (1 + 3 * GELU_K * X * X))
-    return {"softmax": Y, "softmax-backward": dsm, "layernorm": xhat,
-            "layernorm-backward": dln, "gelu": gl, "gelu-backward": dgl}
+    return {
+        "softmax": Y,
+        "softmax-backward": dsm,
+        "layernorm": xhat,
+        "layernorm-backward": dln,
+        "gelu": gl,
+        "gelu-backward": dgl,
+    }
 
 
 def main():
@@ -265,14 +342,19 @@ def main():
         print(text)
         return
     # The rules accept every program as written (the check runs first).
-    ranks = dist.run_on_mpi(text, 4, pass_flags="--dist-verify-distributions",
-                            timeout=args.timeout)
-    bad = [(r, cases[c], int(n)) for r, printed in enumerate(ranks)
-           for c, n in enumerate(printed[0]) if n != 0]
+    ranks = dist.run_on_mpi(text, 4, pass_flags="--dist-verify-distributions", timeout=args.timeout)
+    bad = [
+        (r, cases[c], int(n))
+        for r, printed in enumerate(ranks)
+        for c, n in enumerate(printed[0])
+        if n != 0
+    ]
     for rank, case, n in bad:
         print(f"FAILED: {case}, rank {rank}: {n} elements differ from numpy")
-    print(f"{'ok' if not bad else 'FAILED'}: {len(cases)} cases (LayerNorm, softmax, "
-          f"GeLU, forward and backward, split by rows, columns and both) equal numpy")
+    print(
+        f"{'ok' if not bad else 'FAILED'}: {len(cases)} cases (LayerNorm, softmax, "
+        f"GeLU, forward and backward, split by rows, columns and both) equal numpy"
+    )
     sys.exit(0 if not bad else 1)
 
 

@@ -71,8 +71,11 @@ def strip_chain(lines, sources):
             line = re.sub(re.escape(a) + r"\b", b, line)
         m = re.match(r"(\s*%\w+ = dist\.reshard (%\w+) : )(.*)( -> .*)", line)
         if m:
-            t = source_type.get(m.group(2), m.group(3)) if m.group(2) in sources \
+            t = (
+                source_type.get(m.group(2), m.group(3))
+                if m.group(2) in sources
                 else ENCODING.sub("", m.group(3))
+            )
             out.append(m.group(1) + t + m.group(4))
             continue
 
@@ -80,8 +83,12 @@ def strip_chain(lines, sources):
             names, types = g.group(2).split(" : ", 1)
             names = [n.strip() for n in names.split(",")]
             types = split_types(types)
-            types = [(" " + source_type[n] if n in source_type else t) if n in sources
-                     else ENCODING.sub("", t) for n, t in zip(names, types)]
+            types = [
+                (" " + source_type[n] if n in source_type else t)
+                if n in sources
+                else ENCODING.sub("", t)
+                for n, t in zip(names, types)
+            ]
             return "\0" + g.group(1) + "(" + ", ".join(names) + " : " + ",".join(types) + ")\0"
 
         line = re.sub(r"\b(ins|outs)\(([^()]*)\)", group, line)
@@ -97,8 +104,10 @@ class Chain(Program):
         self.complete_mode = complete
         self.sources, self.source_lines = set(), set()
         self.ctx = ctx
-        self.head = (f"#mesh = #dist.mesh<shape = [{', '.join(map(str, mesh))}], "
-                     f"names = [{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}]>\n")
+        self.head = (
+            f"#mesh = #dist.mesh<shape = [{', '.join(map(str, mesh))}], "
+            f"names = [{', '.join(f'{chr(34)}{n}{chr(34)}' for n in names)}]>\n"
+        )
 
     def source(self, dims, partial, glob="%X"):
         start = len(self.lines)
@@ -125,7 +134,7 @@ class Chain(Program):
     def accepts(self, lines):
         """Whether the case so far plus `lines` passes the check."""
         body = "\n".join(self.lines + ["  " + l for l in lines])
-        text = (self.head + "func.func @probe() {\n" + body + "\n  return\n}\n")
+        text = self.head + "func.func @probe() {\n" + body + "\n  return\n}\n"
         try:
             dist.Module.parse(text, context=self.ctx).verify_distributions()
             return True
@@ -151,8 +160,10 @@ class Chain(Program):
             return v, d
         r = self.fresh("ar")
         done = (dims, {})
-        self.emit(f"{r} = dist.allreduce {v} on #mesh axes = [{', '.join(map(str, sorted(partial)))}] "
-                  f"reduce = sum : {self.t(d)} -> {self.t(done)}")
+        self.emit(
+            f"{r} = dist.allreduce {v} on #mesh axes = [{', '.join(map(str, sorted(partial)))}] "
+            f"reduce = sum : {self.t(d)} -> {self.t(done)}"
+        )
         return r, done
 
     def map1(self, v, d, body):
@@ -160,10 +171,16 @@ class Chain(Program):
             if cand[0] != d[0]:
                 return None
             e = name + "e"
-            return [f"{e} = tensor.empty() : {self.t(cand)}",
+            return (
+                [
+                    f"{e} = tensor.empty() : {self.t(cand)}",
                     f"{name} = linalg.map ins({v} : {self.t(d)}) outs({e} : {self.t(cand)})",
-                    "    (%a: f32, %o: f32) {"] + ["      " + l for l in body] + [
-                    "      linalg.yield %r : f32", "    }"]
+                    "    (%a: f32, %o: f32) {",
+                ]
+                + ["      " + l for l in body]
+                + ["      linalg.yield %r : f32", "    }"]
+            )
+
         got = self.step(make)
         if got is None:
             raise RuntimeError(f"no distribution of the map {body} of {d}")
@@ -186,13 +203,17 @@ def add_case(prog, rng, X, W):
         if op in ("exp", "softmax"):
             v, d = prog.complete(v, d)
         if op == "matmul":
+
             def make(name, cand, v, d, w, dw):
                 e, z, f = name + "e", name + "z", name + "f"
-                return [f"{e} = tensor.empty() : {prog.t(cand)}",
-                        f"{z} = arith.constant 0.0 : f32",
-                        f"{f} = linalg.fill ins({z} : f32) outs({e} : {prog.t(cand)}) -> {prog.t(cand)}",
-                        f"{name} = linalg.matmul ins({v}, {w} : {prog.t(d)}, {prog.t((dw[0], {}))}) "
-                        f"outs({f} : {prog.t(cand)}) -> {prog.t(cand)}"]
+                return [
+                    f"{e} = tensor.empty() : {prog.t(cand)}",
+                    f"{z} = arith.constant 0.0 : f32",
+                    f"{f} = linalg.fill ins({z} : f32) outs({e} : {prog.t(cand)}) -> {prog.t(cand)}",
+                    f"{name} = linalg.matmul ins({v}, {w} : {prog.t(d)}, {prog.t((dw[0], {}))}) "
+                    f"outs({f} : {prog.t(cand)}) -> {prog.t(cand)}",
+                ]
+
             # A weight distributed so that some matmul is correct: most
             # are not (a contracted dim split on one side only).
             weights = [c for c in dists if not c[1]]
@@ -208,11 +229,15 @@ def add_case(prog, rng, X, W):
             v, d = got
             expected = expected @ W.astype(np.float64)
         elif op == "transpose":
+
             def make(name, cand, v=v, d=d):
                 e = name + "e"
-                return [f"{e} = tensor.empty() : {prog.t(cand)}",
-                        f"{name} = linalg.transpose ins({v} : {prog.t(d)}) outs({e} : {prog.t(cand)}) "
-                        "permutation = [1, 0]"]
+                return [
+                    f"{e} = tensor.empty() : {prog.t(cand)}",
+                    f"{name} = linalg.transpose ins({v} : {prog.t(d)}) outs({e} : {prog.t(cand)}) "
+                    "permutation = [1, 0]",
+                ]
+
             got = prog.step(make)
             if got is None:
                 raise RuntimeError(f"no distribution of the transpose of {d}")
@@ -222,7 +247,9 @@ def add_case(prog, rng, X, W):
             v, d = prog.map1(v, d, ["%r = math.exp %a : f32"])
             expected = np.exp(expected)
         elif op == "scale":
-            v, d = prog.map1(v, d, ["%c = arith.constant 0.5 : f32", "%r = arith.mulf %a, %c : f32"])
+            v, d = prog.map1(
+                v, d, ["%c = arith.constant 0.5 : f32", "%r = arith.mulf %a, %c : f32"]
+            )
             expected = 0.5 * expected
         elif op == "double":
             v, d = prog.map1(v, d, ["%r = arith.addf %a, %a : f32"])
@@ -234,26 +261,35 @@ def add_case(prog, rng, X, W):
             dims = d[0]
             axis = dims[1]
             vt = f"tensor<{prog.local(dims)[0]}xf32, #dist.tensor<#mesh, [{dims[0]}]" + (
-                f", partial = [{axis} : sum]>>" if axis >= 0 else ">>")
+                f", partial = [{axis} : sum]>>" if axis >= 0 else ">>"
+            )
             vc = f"tensor<{prog.local(dims)[0]}xf32, #dist.tensor<#mesh, [{dims[0]}]>>"
             s, z, f = prog.fresh("rs"), prog.fresh("z"), prog.fresh("f")
             prog.emit(f"{z} = arith.constant 0.0 : f32")
             prog.emit(f"{s}e = tensor.empty() : {vt}")
             prog.emit(f"{f} = linalg.fill ins({z} : f32) outs({s}e : {vt}) -> {vt}")
-            prog.emit(f"{s} = linalg.reduce ins({v} : {prog.t(d)}) outs({f} : {vt}) dimensions = [1]")
-            prog.emit("  (%in: f32, %acc: f32) {\n    %c = arith.addf %in, %acc : f32\n"
-                      "    linalg.yield %c : f32\n  }")
+            prog.emit(
+                f"{s} = linalg.reduce ins({v} : {prog.t(d)}) outs({f} : {vt}) dimensions = [1]"
+            )
+            prog.emit(
+                "  (%in: f32, %acc: f32) {\n    %c = arith.addf %in, %acc : f32\n"
+                "    linalg.yield %c : f32\n  }"
+            )
             if axis >= 0:
-                prog.emit(f"{s}c = dist.allreduce {s} on #mesh axes = [{axis}] reduce = sum "
-                          f": {vt} -> {vc}")
+                prog.emit(
+                    f"{s}c = dist.allreduce {s} on #mesh axes = [{axis}] reduce = sum "
+                    f": {vt} -> {vc}"
+                )
                 s = s + "c"
             q = prog.fresh("q")
             prog.emit(f"{q}e = tensor.empty() : {prog.t(d)}")
-            prog.emit(f"{q} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
-                      f"affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
-                      f"iterator_types = [\"parallel\", \"parallel\"]}} ins({v}, {s} : {prog.t(d)}, {vc}) "
-                      f"outs({q}e : {prog.t(d)}) {{\n  ^bb0(%a: f32, %b: f32, %o: f32):\n"
-                      f"    %r = arith.divf %a, %b : f32\n    linalg.yield %r : f32\n  }} -> {prog.t(d)}")
+            prog.emit(
+                f"{q} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
+                f"affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
+                f'iterator_types = ["parallel", "parallel"]}} ins({v}, {s} : {prog.t(d)}, {vc}) '
+                f"outs({q}e : {prog.t(d)}) {{\n  ^bb0(%a: f32, %b: f32, %o: f32):\n"
+                f"    %r = arith.divf %a, %b : f32\n    linalg.yield %r : f32\n  }} -> {prog.t(d)}"
+            )
             v = q
             e = np.exp(expected)
             expected = e / e.sum(axis=1, keepdims=True)
@@ -268,9 +304,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--programs", type=int, default=8)
-    parser.add_argument("--complete", action="store_true",
-                        help="annotate each program on its inputs only and "
-                        "let --dist-complete infer the rest")
+    parser.add_argument(
+        "--complete",
+        action="store_true",
+        help="annotate each program on its inputs only and " "let --dist-complete infer the rest",
+    )
     parser.add_argument("--dump", help="write the last mesh's program here")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -308,24 +346,37 @@ def main():
                 prog.lines[start:] = out
             # Every process holds the whole result: count its elements off.
             plain = prog.fresh("plain")
-            prog.emit(f"{plain} = tensor.cast {r} : {prog.t(([-1, -1], {}))} to {prog.ttype([N, N])}")
-            prog.emit(f"%E = arith.constant {dense(want.astype(np.float32))} : {prog.ttype([N, N])}")
+            prog.emit(
+                f"{plain} = tensor.cast {r} : {prog.t(([-1, -1], {}))} to {prog.ttype([N, N])}"
+            )
+            prog.emit(
+                f"%E = arith.constant {dense(want.astype(np.float32))} : {prog.ttype([N, N])}"
+            )
             prog.end(count_off(prog, plain))
             expected.append(want)
         procs = int(np.prod(mesh))
         if args.dump:
             open(args.dump, "w").write(prog.text())
-        flags = "--dist-complete --dist-verify-distributions" if args.complete else \
-            "--dist-verify-distributions"
+        flags = (
+            "--dist-complete --dist-verify-distributions"
+            if args.complete
+            else "--dist-verify-distributions"
+        )
         ranks = dist.run_on_mpi(prog.text(), procs, pass_flags=flags)
-        bad = [(r, i, int(c)) for r, printed in enumerate(ranks)
-               for i, c in enumerate(printed[0]) if c != 0]
+        bad = [
+            (r, i, int(c))
+            for r, printed in enumerate(ranks)
+            for i, c in enumerate(printed[0])
+            if c != 0
+        ]
         for rank, i, c in bad[:10]:
             print(f"FAILED: program {i} on mesh {mesh}, rank {rank}: {c} elements differ")
         ok &= not bad
-        print(f"{'ok' if not bad else 'FAILED'}: {args.programs} random linalg programs"
-              f"{' annotated on their inputs only' if args.complete else ''} on "
-              f"mesh {mesh} equal numpy ({procs} processes)")
+        print(
+            f"{'ok' if not bad else 'FAILED'}: {args.programs} random linalg programs"
+            f"{' annotated on their inputs only' if args.complete else ''} on "
+            f"mesh {mesh} equal numpy ({procs} processes)"
+        )
         counts = {op: prog.ops.count(op) for op in sorted(set(prog.ops))}
         print("  made of: " + ", ".join(f"{op} {n}" for op, n in counts.items()))
     sys.exit(0 if ok else 1)
@@ -341,12 +392,14 @@ def count_off(prog, plain):
     e = prog.fresh("cmp")
     prog.emit(f"{e}e = tensor.empty() : {ty}")
     prog.emit(f"{e} = linalg.map ins({plain}, %E : {ty}, {ty}) outs({e}e : {ty})")
-    prog.emit("    (%a: f32, %b: f32, %o: f32) {\n      %d = arith.subf %a, %b : f32\n"
-              "      %ad = math.absf %d : f32\n      %ab = math.absf %b : f32\n"
-              "      %one = arith.constant 1.0 : f32\n      %sc = arith.addf %ab, %one : f32\n"
-              "      %tol = arith.constant 1.0e-4 : f32\n      %lim = arith.mulf %sc, %tol : f32\n"
-              "      %off = arith.cmpf ogt, %ad, %lim : f32\n"
-              "      %r = arith.uitofp %off : i1 to f32\n      linalg.yield %r : f32\n    }")
+    prog.emit(
+        "    (%a: f32, %b: f32, %o: f32) {\n      %d = arith.subf %a, %b : f32\n"
+        "      %ad = math.absf %d : f32\n      %ab = math.absf %b : f32\n"
+        "      %one = arith.constant 1.0 : f32\n      %sc = arith.addf %ab, %one : f32\n"
+        "      %tol = arith.constant 1.0e-4 : f32\n      %lim = arith.mulf %sc, %tol : f32\n"
+        "      %off = arith.cmpf ogt, %ad, %lim : f32\n"
+        "      %r = arith.uitofp %off : i1 to f32\n      linalg.yield %r : f32\n    }"
+    )
     return prog.sum_all(e, ty)
 
 

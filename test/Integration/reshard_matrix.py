@@ -67,8 +67,11 @@ class Program(textir.Body):
 
     def end(self, count):
         name = f"@case{len(self.functions)}"
-        self.functions.append(f"func.func private {name}() -> f32 {{\n" +
-                              "\n".join(self.lines) + f"\n  return {count} : f32\n}}\n")
+        self.functions.append(
+            f"func.func private {name}() -> f32 {{\n"
+            + "\n".join(self.lines)
+            + f"\n  return {count} : f32\n}}\n"
+        )
 
     def local(self, dims):
         return self.local_shape(self.shape, dims)
@@ -106,8 +109,9 @@ class Program(textir.Body):
             self.emit(f"{r} = arith.select {first}, {held}, {other} : {ty}")
             t = r
         e = self.fresh("src")
-        self.emit(f"{e} = tensor.cast {t} : {ty} to "
-                  f"{self.ttype(local, self.enc(dims, partial))}")
+        self.emit(
+            f"{e} = tensor.cast {t} : {ty} to " f"{self.ttype(local, self.enc(dims, partial))}"
+        )
         return e
 
     def check(self, value, dims, partial, expected):
@@ -116,12 +120,14 @@ class Program(textir.Body):
         local = self.local(dims)
         ty = self.ttype(local)
         p = self.fresh("p")
-        self.emit(f"{p} = tensor.cast {value} : "
-                  f"{self.ttype(local, self.enc(dims, partial))} to {ty}")
+        self.emit(
+            f"{p} = tensor.cast {value} : " f"{self.ttype(local, self.enc(dims, partial))} to {ty}"
+        )
         for a, kind in sorted(partial.items()):
             q = self.fresh("p")
-            self.emit(f"{q} = dist.allreduce {p} on #mesh axes = [{a}] "
-                      f"reduce = {kind} : {ty} -> {ty}")
+            self.emit(
+                f"{q} = dist.allreduce {p} on #mesh axes = [{a}] " f"reduce = {kind} : {ty} -> {ty}"
+            )
             p = q
         ne = self.fresh("ne")
         self.emit(f"{ne} = arith.cmpf one, {p}, {expected} : {ty}")
@@ -132,8 +138,10 @@ class Program(textir.Body):
     def sum_all(self, value, ty):
         """The f32 sum of every element of the rank-2 `value` of type `ty`."""
         s = self.fresh("sum")
-        self.emit(f"{s} = linalg.reduce ins({value} : {ty}) outs(%f0 : tensor<f32>) "
-                  "dimensions = [0, 1]")
+        self.emit(
+            f"{s} = linalg.reduce ins({value} : {ty}) outs(%f0 : tensor<f32>) "
+            "dimensions = [0, 1]"
+        )
         self.emit("    (%in: f32, %acc: f32) {")
         self.emit("      %add = arith.addf %in, %acc : f32")
         self.emit("      linalg.yield %add : f32")
@@ -145,15 +153,23 @@ class Program(textir.Body):
     def text(self):
         n = len(self.functions)
         body = [f"  %c{i} = func.call @case{i}() : () -> f32" for i in range(n)]
-        body.append(f"  %counts = tensor.from_elements "
-                    f"{', '.join(f'%c{i}' for i in range(n))} : tensor<{n}xf32>")
-        body.append(f"  %buf = bufferization.to_buffer %counts : tensor<{n}xf32> "
-                    f"to memref<{n}xf32>")
+        body.append(
+            f"  %counts = tensor.from_elements "
+            f"{', '.join(f'%c{i}' for i in range(n))} : tensor<{n}xf32>"
+        )
+        body.append(
+            f"  %buf = bufferization.to_buffer %counts : tensor<{n}xf32> " f"to memref<{n}xf32>"
+        )
         body.append(f"  %u = memref.cast %buf : memref<{n}xf32> to memref<*xf32>")
         body.append("  func.call @printMemrefF32(%u) : (memref<*xf32>) -> ()")
-        return (self.head + "func.func private @printMemrefF32(memref<*xf32>)\n" +
-                "".join(self.functions) +
-                "func.func @main() {\n" + "\n".join(body) + "\n  return\n}\n")
+        return (
+            self.head
+            + "func.func private @printMemrefF32(memref<*xf32>)\n"
+            + "".join(self.functions)
+            + "func.func @main() {\n"
+            + "\n".join(body)
+            + "\n  return\n}\n"
+        )
 
 
 def main():
@@ -163,11 +179,13 @@ def main():
     parser.add_argument("--ids", default="")
     parser.add_argument("--native", action="store_true")
     parser.add_argument("--limit", type=int, default=0)
-    parser.add_argument("--every", type=int, default=1,
-                        help="run every N-th pair only (a fixed sample)")
+    parser.add_argument(
+        "--every", type=int, default=1, help="run every N-th pair only (a fixed sample)"
+    )
     parser.add_argument("--timeout", type=int, default=600)
-    parser.add_argument("--print", action="store_true",
-                        help="print the program instead of running it")
+    parser.add_argument(
+        "--print", action="store_true", help="print the program instead of running it"
+    )
     args = parser.parse_args()
     mesh = [int(s) for s in args.mesh.split(",")]
     ids = [int(s) for s in args.ids.split(",")] if args.ids else []
@@ -177,24 +195,25 @@ def main():
     shape = [size, size]
     dists = distributions(mesh, kinds)
     pairs = [(a, b) for a in dists for b in dists]
-    pairs = pairs[::args.every]
+    pairs = pairs[:: args.every]
     if args.limit:
-        pairs = pairs[:args.limit]
+        pairs = pairs[: args.limit]
     prog = Program(mesh, ids, shape)
     for (dims, partial), (tdims, tpartial) in pairs:
         prog.begin()
         src = prog.source(dims, partial)
         expected = prog.block(tdims)
         r = prog.fresh("r")
-        prog.emit(f"{r} = dist.reshard {src} : "
-                  f"{prog.ttype(prog.local(dims), prog.enc(dims, partial))} -> "
-                  f"{prog.ttype(prog.local(tdims), prog.enc(tdims, tpartial))}")
+        prog.emit(
+            f"{r} = dist.reshard {src} : "
+            f"{prog.ttype(prog.local(dims), prog.enc(dims, partial))} -> "
+            f"{prog.ttype(prog.local(tdims), prog.enc(tdims, tpartial))}"
+        )
         prog.end(prog.check(r, tdims, tpartial, expected))
     if args.print:
         print(prog.text())
         return
-    ranks = dist.run_on_mpi(prog.text(), procs, native=args.native,
-                            timeout=args.timeout)
+    ranks = dist.run_on_mpi(prog.text(), procs, native=args.native, timeout=args.timeout)
     bad = []
     for rank, printed in enumerate(ranks):
         counts = printed[0]
@@ -203,12 +222,13 @@ def main():
                 bad.append((rank, pairs[i], int(c)))
     label = f"[{', '.join(map(str, mesh))}]" + (f" ids {ids}" if ids else "")
     for rank, ((d, p), (td, tp)), c in bad[:20]:
-        print(f"FAILED: on {label}, rank {rank}: {d} {p} -> {td} {tp}: "
-              f"{c} elements differ")
+        print(f"FAILED: on {label}, rank {rank}: {d} {p} -> {td} {tp}: " f"{c} elements differ")
     status = "ok" if not bad else "FAILED"
-    print(f"{status}: {len(pairs)} reshards between {len(dists)} distributions "
-          f"on mesh {label} ({procs} processes), each process's block equal "
-          f"to the closed form")
+    print(
+        f"{status}: {len(pairs)} reshards between {len(dists)} distributions "
+        f"on mesh {label} ({procs} processes), each process's block equal "
+        f"to the closed form"
+    )
     sys.exit(0 if not bad else 1)
 
 

@@ -68,7 +68,7 @@ class Program(textir.Body):
         self.expected = []  # per printed result, numpy
         mesh = ", ".join(str(s) for s in shape)
         quoted = ", ".join(f'"{n}"' for n in names)
-        self.head = f'#mesh = #dist.mesh<shape = [{mesh}], names = [{quoted}]>\n'
+        self.head = f"#mesh = #dist.mesh<shape = [{mesh}], names = [{quoted}]>\n"
         for a in range(len(shape)):
             self.emit(f"%crd{a} = dist.process_coord #mesh axis = {a}")
 
@@ -84,13 +84,15 @@ class Program(textir.Body):
         self.emit(f"{c}s = tensor.splat %crd{axis} : {it}")
         self.emit(f"{c}c = arith.constant dense<{dense_int(holders)}> : {it}")
         self.emit(f"{c}b = arith.cmpi eq, {c}s, {c}c : {it}")
-        self.emit(f"{c} = arith.uitofp {c}b : {self.ttype(shape, elt='i1')} to "
-                  f"{self.ttype(shape)}")
+        self.emit(
+            f"{c} = arith.uitofp {c}b : {self.ttype(shape, elt='i1')} to " f"{self.ttype(shape)}"
+        )
         return c, self.binop("subf", self.splat(1.0, shape), c, shape)
 
     def const(self, array):
-        return self.let("c", f"arith.constant dense<{dense(array)}> : "
-                        f"{self.ttype(list(array.shape))}")
+        return self.let(
+            "c", f"arith.constant dense<{dense(array)}> : " f"{self.ttype(list(array.shape))}"
+        )
 
     def scalar_splat(self, name, shape):
         return self.let("s", f"tensor.splat {name} : {self.ttype(shape)}")
@@ -118,8 +120,7 @@ class Program(textir.Body):
                 if kind == "avg":
                     v = self.binop("mulf", v, self.splat(n, local), local)
                 d = self.binop("subf", v, self.const(n * r), local)
-                v = self.binop("addf", self.const(r),
-                               self.binop("mulf", m, d, local), local)
+                v = self.binop("addf", self.const(r), self.binop("mulf", m, d, local), local)
             elif kind in ("max", "min"):
                 # The others are below (above) the holder's x.
                 t = self.binop("mulf", nm, self.const(1 + np.abs(r)), local)
@@ -129,54 +130,70 @@ class Program(textir.Body):
                 f = (0.75 + 0.5 * rng.random(local)).astype(np.float32)
                 q = self.binop("mulf", v, self.const(f ** -(n - 1)), local)
                 d = self.binop("subf", q, self.const(f), local)
-                v = self.binop("addf", self.const(f),
-                               self.binop("mulf", m, d, local), local)
-        return self.let("e", f"tensor.cast {v} : {self.ttype(local)} to "
-                        f"{self.ttype(local, self.enc(dims, partial))}")
+                v = self.binop("addf", self.const(f), self.binop("mulf", m, d, local), local)
+        return self.let(
+            "e",
+            f"tensor.cast {v} : {self.ttype(local)} to "
+            f"{self.ttype(local, self.enc(dims, partial))}",
+        )
 
     def gather_print(self, value, gshape, dims, partial, expected):
         """Completes and gathers `value` on plain tensors (the check lets
         them leave the program) and prints it."""
         local = self.local(gshape, dims)
         p = self.fresh("p")
-        self.emit(f"{p} = tensor.cast {value} : "
-                  f"{self.ttype(local, self.enc(dims, partial))} to "
-                  f"{self.ttype(local)}")
+        self.emit(
+            f"{p} = tensor.cast {value} : "
+            f"{self.ttype(local, self.enc(dims, partial))} to "
+            f"{self.ttype(local)}"
+        )
         for kind in sorted(set(partial.values())):
             axes = sorted(a for a, k in partial.items() if k == kind)
             q = self.fresh("p")
-            self.emit(f"{q} = dist.allreduce {p} on #mesh axes = "
-                      f"[{', '.join(map(str, axes))}] reduce = {kind} : "
-                      f"{self.ttype(local)} -> {self.ttype(local)}")
+            self.emit(
+                f"{q} = dist.allreduce {p} on #mesh axes = "
+                f"[{', '.join(map(str, axes))}] reduce = {kind} : "
+                f"{self.ttype(local)} -> {self.ttype(local)}"
+            )
             p = q
         split = sorted(a for a in dims if a >= 0)
         if split:
             z = self.let("z", f"arith.constant dense<0.0> : {self.ttype(gshape)}")
             offs = ", ".join(self.offsets(local, dims))
             ones = ", ".join("1" for _ in gshape)
-            ins = self.let("p", f"tensor.insert_slice {p} into {z}[{offs}] "
-                           f"[{', '.join(map(str, local))}] [{ones}] : "
-                           f"{self.ttype(local)} into {self.ttype(gshape)}")
+            ins = self.let(
+                "p",
+                f"tensor.insert_slice {p} into {z}[{offs}] "
+                f"[{', '.join(map(str, local))}] [{ones}] : "
+                f"{self.ttype(local)} into {self.ttype(gshape)}",
+            )
             full = self.fresh("p")
-            self.emit(f"{full} = dist.allreduce {ins} on #mesh axes = "
-                      f"[{', '.join(map(str, split))}] reduce = sum : "
-                      f"{self.ttype(gshape)} -> {self.ttype(gshape)}")
+            self.emit(
+                f"{full} = dist.allreduce {ins} on #mesh axes = "
+                f"[{', '.join(map(str, split))}] reduce = sum : "
+                f"{self.ttype(gshape)} -> {self.ttype(gshape)}"
+            )
             p = full
         flat = [int(np.prod(gshape))]
         c = self.fresh("flat")
-        self.emit(f"{c} = tensor.collapse_shape {p} [[{', '.join(map(str, range(len(gshape))))}]] : "
-                  f"{self.ttype(gshape)} into {self.ttype(flat)}")
+        self.emit(
+            f"{c} = tensor.collapse_shape {p} [[{', '.join(map(str, range(len(gshape))))}]] : "
+            f"{self.ttype(gshape)} into {self.ttype(flat)}"
+        )
         b = self.fresh("buf")
-        self.emit(f"{b} = bufferization.to_buffer {c} : {self.ttype(flat)} to memref<{flat[0]}xf32>")
+        self.emit(
+            f"{b} = bufferization.to_buffer {c} : {self.ttype(flat)} to memref<{flat[0]}xf32>"
+        )
         u = self.fresh("u")
         self.emit(f"{u} = memref.cast {b} : memref<{flat[0]}xf32> to memref<*xf32>")
         self.emit(f"func.call @printMemrefF32({u}) : (memref<*xf32>) -> ()")
         self.expected.append(np.asarray(expected, dtype=np.float32).reshape(-1))
 
     def text(self):
-        return (self.head + "func.func private @printMemrefF32(memref<*xf32>)\n"
-                "func.func @main() {\n" + "\n".join(self.lines) +
-                "\n  return\n}\n")
+        return (
+            self.head + "func.func private @printMemrefF32(memref<*xf32>)\n"
+            "func.func @main() {\n" + "\n".join(self.lines) + "\n  return\n}\n"
+        )
 
 
 def random_encoding(rng, rank, mesh_rank, kind):
@@ -194,8 +211,9 @@ def random_encoding(rng, rank, mesh_rank, kind):
     return dims, partial
 
 
-ENC = re.compile(r"#dist\.tensor<#dist\.mesh<[^>]*>, \[([-\d, ]*)\]"
-                 r"(?:, partial = \[([^\]]*)\])?>")
+ENC = re.compile(
+    r"#dist\.tensor<#dist\.mesh<[^>]*>, \[([-\d, ]*)\]" r"(?:, partial = \[([^\]]*)\])?>"
+)
 
 
 def parse_enc(text):
@@ -225,8 +243,10 @@ def case_text(p, op, args, enc_in, gshape_in, enc_out, gshape_out, local_out):
     elif op == "collapse":
         p.emit(f"{r} = tensor.collapse_shape {args[0]} [[0, 1]] : {tin} into {tout}")
     else:
-        p.emit(f"{r} = tensor.expand_shape {args[0]} [[0, 1]] output_shape "
-               f"[{local_out[0]}, {local_out[1]}] : {tin} into {tout}")
+        p.emit(
+            f"{r} = tensor.expand_shape {args[0]} [[0, 1]] output_shape "
+            f"[{local_out[0]}, {local_out[1]}] : {tin} into {tout}"
+        )
     return r
 
 
@@ -248,11 +268,18 @@ def probe(ctx, shape, names, op, enc_in, gshape_in, gshape_out):
         enc_out = ([-1] * len(gshape_out), {})
     body = Program(shape, names)
     body.lines = []
-    case_text(body, op, [f"%a{i}" for i in range(arity)], enc_in, gshape_in,
-              enc_out, gshape_out, local_out)
+    case_text(
+        body,
+        op,
+        [f"%a{i}" for i in range(arity)],
+        enc_in,
+        gshape_in,
+        enc_out,
+        gshape_out,
+        local_out,
+    )
     args = ", ".join(f"%a{i}: {tin}" for i in range(arity))
-    text = (p.head + f"func.func @probe({args}) {{\n" + "\n".join(body.lines) +
-            "\n  return\n}\n")
+    text = p.head + f"func.func @probe({args}) {{\n" + "\n".join(body.lines) + "\n  return\n}\n"
     m = dist.Module.parse(text, context=ctx)
     try:
         m.verify_distributions()
@@ -297,8 +324,10 @@ def run_and_compare(prog, procs, want_equal):
     ranks = dist.run_on_mpi(prog.text(), procs)
     verdicts = []
     for i, e in enumerate(prog.expected):
-        same = all(len(r) == len(prog.expected) and
-                   np.allclose(r[i], e, rtol=1e-4, atol=1e-4) for r in ranks)
+        same = all(
+            len(r) == len(prog.expected) and np.allclose(r[i], e, rtol=1e-4, atol=1e-4)
+            for r in ranks
+        )
         verdicts.append(same)
     return verdicts
 
@@ -327,8 +356,10 @@ def main():
                     # What a rule would have to give: the split moved to the
                     # outer dim, the partials kept.
                     d = enc_in[0]
-                    enc_out = (([d[0] if d[0] >= 0 else d[1]]) if op == "collapse"
-                               else [d[0], -1], enc_in[1])
+                    enc_out = (
+                        ([d[0] if d[0] >= 0 else d[1]]) if op == "collapse" else [d[0], -1],
+                        enc_in[1],
+                    )
                 else:
                     enc_out = enc_in
                 local_out = bad.local(gout, enc_out[0])
@@ -360,21 +391,31 @@ def main():
             if not same:
                 print(f"FAILED: accepted {label} on {shape} differs from numpy")
         ok &= all(verdicts)
-        print(f"{'ok' if all(verdicts) else 'FAILED'}: {len(good_labels)} accepted "
-              f"cases on mesh {shape} equal numpy ({procs} processes)")
+        print(
+            f"{'ok' if all(verdicts) else 'FAILED'}: {len(good_labels)} accepted "
+            f"cases on mesh {shape} equal numpy ({procs} processes)"
+        )
         verdicts = run_and_compare(bad, procs, False) if bad_labels else []
         for label, same in zip(bad_labels, verdicts):
             if same:
-                print(f"FAILED: rejected {label} on {shape} equals numpy: "
-                      "the rule is stricter than it needs to be")
+                print(
+                    f"FAILED: rejected {label} on {shape} equals numpy: "
+                    "the rule is stricter than it needs to be"
+                )
         ok &= not any(verdicts)
-        print(f"{'ok' if not any(verdicts) else 'FAILED'}: {len(bad_labels)} "
-              f"rejected cases on mesh {shape} differ from numpy when run anyway")
-        print(f"  families: {' '.join(sorted(families))}; partial kinds: "
-              f"{' '.join(sorted(kinds))}")
+        print(
+            f"{'ok' if not any(verdicts) else 'FAILED'}: {len(bad_labels)} "
+            f"rejected cases on mesh {shape} differ from numpy when run anyway"
+        )
+        print(
+            f"  families: {' '.join(sorted(families))}; partial kinds: "
+            f"{' '.join(sorted(kinds))}"
+        )
     print(f"  rejected reshapes no encoding could hold: {unexpressible}")
-    print(f"covered: {len(pairs)} of {len(OPS) * len(KINDS)} (op, partial kind) "
-          f"pairs ({len(OPS)} ops, kinds {' '.join(KINDS)})")
+    print(
+        f"covered: {len(pairs)} of {len(OPS) * len(KINDS)} (op, partial kind) "
+        f"pairs ({len(OPS)} ops, kinds {' '.join(KINDS)})"
+    )
     sys.exit(0 if ok else 1)
 
 

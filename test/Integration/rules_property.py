@@ -63,16 +63,14 @@ class Builder(cases.Program):
         self.expected = []
 
     def local(self, shape, dims):
-        return [g // self.mesh.shape[a] if a >= 0 else g
-                for g, a in zip(shape, dims)]
+        return [g // self.mesh.shape[a] if a >= 0 else g for g, a in zip(shape, dims)]
 
     def shard(self, glob, dims):
         f = self.f
         g = f.constant(glob, dist.TensorType(list(glob.shape), context=self.ctx))
         local = self.local(glob.shape, dims)
         s = f.extract_slice(g, self.offsets(local, dims), local)
-        return f.cast(s, dist.TensorType(local, "f32",
-                                         dist.TensorDist(self.mesh, dims)))
+        return f.cast(s, dist.TensorType(local, "f32", dist.TensorDist(self.mesh, dims)))
 
     def gather(self, value, shape):
         """The global value of `value`, by its declared encoding."""
@@ -85,16 +83,17 @@ class Builder(cases.Program):
         if d.partial:
             rep = dist.TensorDist(self.mesh, [-1] * len(t.shape), d.partial)
             p = f.cast(plain, dist.TensorType(t.shape, "f32", rep))
-            plain = f.cast(f.allreduce(p, self.mesh, sorted(d.partial)),
-                           dist.TensorType(t.shape, context=self.ctx))
+            plain = f.cast(
+                f.allreduce(p, self.mesh, sorted(d.partial)),
+                dist.TensorType(t.shape, context=self.ctx),
+            )
         if not split:
             return plain
         zero = f.constant(np.zeros(shape), dist.TensorType(shape, context=self.ctx))
         ins = f.insert_slice(plain, zero, self.offsets(t.shape, d.dims_mapping))
         part = dist.TensorDist(self.mesh, [-1] * len(shape), {a: "sum" for a in split})
         ins = f.cast(ins, dist.TensorType(shape, "f32", part))
-        return f.cast(f.allreduce(ins, self.mesh, split),
-                      dist.TensorType(shape, context=self.ctx))
+        return f.cast(f.allreduce(ins, self.mesh, split), dist.TensorType(shape, context=self.ctx))
 
 
 def add_case(b, rng, np_rng, lie=False):
@@ -154,12 +153,16 @@ def main():
             attempts += 1
         procs = int(np.prod(shape))
         ranks = run(b, procs)
-        good = all(len(arrays) == len(b.expected) and all(
-            np.allclose(x, e, rtol=1e-4, atol=1e-4) for x, e in zip(arrays, b.expected))
-            for arrays in ranks)
+        good = all(
+            len(arrays) == len(b.expected)
+            and all(np.allclose(x, e, rtol=1e-4, atol=1e-4) for x, e in zip(arrays, b.expected))
+            for arrays in ranks
+        )
         ok &= good
-        print(f"{'ok' if good else 'FAILED'}: {made} accepted programs on mesh "
-              f"{shape} equal the serial result ({procs} processes)")
+        print(
+            f"{'ok' if good else 'FAILED'}: {made} accepted programs on mesh "
+            f"{shape} equal the serial result ({procs} processes)"
+        )
 
     # A rejected program is really wrong.
     b = Builder(ctx, [2, 2], ["dp", "mp"])
@@ -172,9 +175,11 @@ def main():
     ranks = run(b, 4)
     wrong = not np.allclose(ranks[0][0], b.expected[0], rtol=1e-4, atol=1e-4)
     ok &= wrong
-    print(f"{'ok' if wrong else 'FAILED'}: a program the rules reject "
-          f"(allreduce left out) {'differs from' if wrong else 'EQUALS'} the "
-          f"serial result (4 processes)")
+    print(
+        f"{'ok' if wrong else 'FAILED'}: a program the rules reject "
+        f"(allreduce left out) {'differs from' if wrong else 'EQUALS'} the "
+        f"serial result (4 processes)"
+    )
     sys.exit(0 if ok else 1)
 
 

@@ -57,8 +57,7 @@ def report(ok, what):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--procs", type=int, default=2)
-    parser.add_argument("--write", metavar="FILE",
-                        help="only write the program to FILE")
+    parser.add_argument("--write", metavar="FILE", help="only write the program to FILE")
     args = parser.parse_args()
     if args.write:
         with open(args.write, "w") as f:
@@ -70,19 +69,25 @@ def main():
         sys.exit(1)
     masks = [[a != 0 for a in r] for r in ranks]
     first = masks[0]
-    ok &= report(all(all(np.array_equal(a, b) for a, b in zip(m, first)) for m in masks),
-                 f"every rank draws the same masks ({args.procs} processes)")
+    ok &= report(
+        all(all(np.array_equal(a, b) for a, b in zip(m, first)) for m in masks),
+        f"every rank draws the same masks ({args.procs} processes)",
+    )
     a0, b0, a1, b1, f, r = first
-    ok &= report(not np.array_equal(a0, b0) and not np.array_equal(a1, b1),
-                 "two dropouts of one tensor draw different masks")
-    ok &= report(not np.array_equal(a0, a1) and not np.array_equal(b0, b1),
-                 "the second call draws new masks")
+    ok &= report(
+        not np.array_equal(a0, b0) and not np.array_equal(a1, b1),
+        "two dropouts of one tensor draw different masks",
+    )
+    ok &= report(
+        not np.array_equal(a0, a1) and not np.array_equal(b0, b1), "the second call draws new masks"
+    )
     ok &= report(np.array_equal(f, r), "a recomputation shares its forward's seed")
-    ok &= report(all(16 <= int(m.sum()) <= 48 for m in first),
-                 "each mask keeps about half")
+    ok &= report(all(16 <= int(m.sum()) <= 48 for m in first), "each mask keeps about half")
     again = dist.run_on_mpi(PROGRAM, args.procs, seed=12345)[0]
-    ok &= report(all(np.array_equal(a, b) for a, b in zip(again, ranks[0])),
-                 "the same run seed repeats the run")
+    ok &= report(
+        all(np.array_equal(a, b) for a, b in zip(again, ranks[0])),
+        "the same run seed repeats the run",
+    )
     other = dist.run_on_mpi(PROGRAM, args.procs, seed=12346)[0]
     ok &= report(not np.array_equal(other[0] != 0, a0), "another run seed draws other masks")
     sys.exit(0 if ok else 1)

@@ -29,8 +29,7 @@ def enc(dims, partial):
     axes (axis -> reduction kind)."""
     s = "#dist.tensor<#mesh, [" + ", ".join(map(str, dims)) + "]"
     if partial:
-        s += ", partial = [" + ", ".join(
-            f"{a} : {k}" for a, k in sorted(partial.items())) + "]"
+        s += ", partial = [" + ", ".join(f"{a} : {k}" for a, k in sorted(partial.items())) + "]"
     return s + ">"
 
 
@@ -107,6 +106,9 @@ class Body:
         """This process's block (plain) of the plain global tensor `glob`."""
         offs = ", ".join(self.offsets(local, dims))
         ones = ", ".join("1" for _ in gshape)
-        return self.let("b", f"tensor.extract_slice {glob}[{offs}] "
-                        f"[{', '.join(map(str, local))}] [{ones}] : "
-                        f"{ttype(gshape)} to {ttype(local)}")
+        return self.let(
+            "b",
+            f"tensor.extract_slice {glob}[{offs}] "
+            f"[{', '.join(map(str, local))}] [{ones}] : "
+            f"{ttype(gshape)} to {ttype(local)}",
+        )

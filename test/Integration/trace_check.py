@@ -19,8 +19,7 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python",
-                                "examples"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples"))
 import dist  # noqa: E402
 import cases  # noqa: E402
 import gpt_block  # noqa: E402
@@ -54,12 +53,15 @@ def problems(trace, procs):
     threads = {(e["pid"], e["tid"]) for e in meta if e["name"] == "thread_name"}
     for rank in range(procs):
         mine = [e for e in timed if e["pid"] == rank]
-        count = [e["args"]["count"] for e in meta
-                 if e["pid"] == rank and e["name"] == "dist_collectives"]
+        count = [
+            e["args"]["count"] for e in meta if e["pid"] == rank and e["name"] == "dist_collectives"
+        ]
         collectives = [e for e in mine if e["cat"] == "collective"]
         if not count or count[0] != len(collectives) or not collectives:
-            found.append(f"rank {rank}: {len(collectives)} collectives in the trace, "
-                         f"the runtime counted {count}")
+            found.append(
+                f"rank {rank}: {len(collectives)} collectives in the trace, "
+                f"the runtime counted {count}"
+            )
         if not any(e["cat"] == "function" and e["tid"] == 0 for e in mine):
             found.append(f"rank {rank}: no function call on the compute stream")
         for e in mine:
@@ -69,78 +71,125 @@ def problems(trace, procs):
                 found.append(f"rank {rank}: thread {tid} has no name")
             # Parents first: a function's call and the compute it starts
             # with begin together.
-            lane = sorted((e for e in mine if e["tid"] == tid),
-                          key=lambda e: (e["ts"], -e["dur"]))
+            lane = sorted((e for e in mine if e["tid"] == tid), key=lambda e: (e["ts"], -e["dur"]))
             open_intervals = []
             for b in lane:
-                while open_intervals and open_intervals[-1]["ts"] + \
-                        open_intervals[-1]["dur"] <= b["ts"] + EPS:
+                while (
+                    open_intervals
+                    and open_intervals[-1]["ts"] + open_intervals[-1]["dur"] <= b["ts"] + EPS
+                ):
                     open_intervals.pop()
                 if open_intervals:
                     a = open_intervals[-1]
                     if b["ts"] + b["dur"] > a["ts"] + a["dur"] + EPS:
-                        found.append(f"rank {rank} thread {tid}: {a['name']} and "
-                                     f"{b['name']} overlap without nesting")
+                        found.append(
+                            f"rank {rank} thread {tid}: {a['name']} and "
+                            f"{b['name']} overlap without nesting"
+                        )
                 open_intervals.append(b)
         for c in collectives:
             if c["tid"] == 0:
                 continue
-            issue = [e for e in mine if e["tid"] == 0 and e["name"] == "issue " + c["name"]
-                     and abs(e["ts"] - c["ts"]) <= EPS]
-            wait = [e for e in mine if e["tid"] == 0 and e["name"] == "wait " + c["name"]
-                    and abs(e["ts"] + e["dur"] - c["ts"] - c["dur"]) <= EPS]
+            issue = [
+                e
+                for e in mine
+                if e["tid"] == 0
+                and e["name"] == "issue " + c["name"]
+                and abs(e["ts"] - c["ts"]) <= EPS
+            ]
+            wait = [
+                e
+                for e in mine
+                if e["tid"] == 0
+                and e["name"] == "wait " + c["name"]
+                and abs(e["ts"] + e["dur"] - c["ts"] - c["dur"]) <= EPS
+            ]
             if len(issue) != 1 or len(wait) != 1:
-                found.append(f"rank {rank}: {c['name']} on thread {c['tid']} has "
-                             f"{len(issue)} issues and {len(wait)} waits that bound it")
+                found.append(
+                    f"rank {rank}: {c['name']} on thread {c['tid']} has "
+                    f"{len(issue)} issues and {len(wait)} waits that bound it"
+                )
     return found
 
 
 def check(name, module, procs, flags, native):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
-        dist.run_on_mpi(module, procs, pass_flags=flags, native=native, trace=path,
-                        seed=1)
+        dist.run_on_mpi(module, procs, pass_flags=flags, native=native, trace=path, seed=1)
         with open(path) as f:
             trace = json.load(f)
     found = problems(trace, procs)
-    streams = sorted({e["tid"] // 100 for e in trace["traceEvents"]
-                      if e["ph"] == "X" and e["tid"] >= 100})
+    streams = sorted(
+        {e["tid"] // 100 for e in trace["traceEvents"] if e["ph"] == "X" and e["tid"] >= 100}
+    )
     form = "native" if native else "JIT"
     for p in found:
         print(f"MISMATCH {name}: {p}")
-    print(f"{'FAILED' if found else 'ok'}: {name} ({form}, {procs} processes) is a valid "
-          f"trace, async streams {streams}")
+    print(
+        f"{'FAILED' if found else 'ok'}: {name} ({form}, {procs} processes) is a valid "
+        f"trace, async streams {streams}"
+    )
     return not found
 
 
 def checker_finds_broken_traces():
     """The checker itself: a missing rank, a missing collective, partial
     overlap and an unbounded async interval are all reported."""
-    X = lambda name, cat, ts, dur, tid=0: {"name": name, "cat": cat, "ph": "X", "ts": ts,
-                                          "dur": dur, "pid": 0, "tid": tid}
-    M = lambda kind, tid=0, **args: {"ph": "M", "name": kind, "pid": 0, "tid": tid,
-                                     "args": args}
-    bad = {"traceEvents": [
-        M("process_name", name="rank 0"), M("thread_name", name="compute"),
-        M("dist_collectives", count=3),
-        X("compute", "compute", 0, 10), X("c", "collective", 5, 10),
-        X("a", "collective", 20, 5, tid=100)]}
+    X = lambda name, cat, ts, dur, tid=0: {
+        "name": name,
+        "cat": cat,
+        "ph": "X",
+        "ts": ts,
+        "dur": dur,
+        "pid": 0,
+        "tid": tid,
+    }
+    M = lambda kind, tid=0, **args: {"ph": "M", "name": kind, "pid": 0, "tid": tid, "args": args}
+    bad = {
+        "traceEvents": [
+            M("process_name", name="rank 0"),
+            M("thread_name", name="compute"),
+            M("dist_collectives", count=3),
+            X("compute", "compute", 0, 10),
+            X("c", "collective", 5, 10),
+            X("a", "collective", 20, 5, tid=100),
+        ]
+    }
     found = problems(bad, 2)
-    expected = ["processes [0]", "2 collectives in the trace", "overlap without nesting",
-                "thread 100 has no name", "0 issues and 0 waits", "no function call",
-                "trace version None", "c: location fields {} do not match"]
+    expected = [
+        "processes [0]",
+        "2 collectives in the trace",
+        "overlap without nesting",
+        "thread 100 has no name",
+        "0 issues and 0 waits",
+        "no function call",
+        "trace version None",
+        "c: location fields {} do not match",
+    ]
     missing = [e for e in expected if not any(e in f for f in found)]
     # A call and the compute it starts with begin together: that nests.
-    located = dict(X("f.mlir:3:7: dist.allreduce", "collective", 5, 10),
-                   args={"file": "f.mlir", "line": 3, "col": 7})
-    nested = {"dist-trace": 1, "traceEvents": [
-        M("process_name", name="rank 0"), M("thread_name", name="compute"),
-        M("dist_collectives", count=1), X("compute", "compute", 0, 5),
-        X("main", "function", 0, 20), located, X("compute", "compute", 15, 5)]}
+    located = dict(
+        X("f.mlir:3:7: dist.allreduce", "collective", 5, 10),
+        args={"file": "f.mlir", "line": 3, "col": 7},
+    )
+    nested = {
+        "dist-trace": 1,
+        "traceEvents": [
+            M("process_name", name="rank 0"),
+            M("thread_name", name="compute"),
+            M("dist_collectives", count=1),
+            X("compute", "compute", 0, 5),
+            X("main", "function", 0, 20),
+            located,
+            X("compute", "compute", 15, 5),
+        ],
+    }
     if problems(nested, 1):
         missing.append(f"a well-nested trace is reported: {problems(nested, 1)}")
-    print(f"{'FAILED' if missing else 'ok'}: the checker reports broken traces"
-          f"{' (missed: ' + str(missing) + ')' if missing else ''}")
+    print(
+        f"{'FAILED' if missing else 'ok'}: the checker reports broken traces"
+        f"{' (missed: ' + str(missing) + ')' if missing else ''}"
+    )
     return not missing
 
 
@@ -151,8 +200,9 @@ def main():
         _, spmd = cases.mlp(ctx, procs, False)
         for native in (False, True):
             ok &= check("mlp step", spmd, procs, "--dist-auto-parallel", native)
-    ok &= check("gpt block [2, 4]", gpt_block.build_run(ctx, 2, 4), 8,
-                "--dist-auto-parallel", False)
+    ok &= check(
+        "gpt block [2, 4]", gpt_block.build_run(ctx, 2, 4), 8, "--dist-auto-parallel", False
+    )
     sys.exit(0 if ok else 1)
 
 

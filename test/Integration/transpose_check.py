@@ -54,10 +54,15 @@ def from_states(st):
 
 def primitive(before, after):
     """The op that changes one axis from `before` to `after`."""
-    kinds = {("S", "R"): "all_gather", ("P", "S"): "reduce_scatter",
-             ("P", "R"): "allreduce", ("S", "S"): "all_to_all",
-             ("R", "S"): "all_slice", ("R", "P"): "make_partial",
-             ("S", "P"): "make_partial"}
+    kinds = {
+        ("S", "R"): "all_gather",
+        ("P", "S"): "reduce_scatter",
+        ("P", "R"): "allreduce",
+        ("S", "S"): "all_to_all",
+        ("R", "S"): "all_slice",
+        ("R", "P"): "make_partial",
+        ("S", "P"): "make_partial",
+    }
     return kinds.get((before[0], after[0]))
 
 
@@ -87,13 +92,17 @@ class TransposeProgram(Program):
 
     def replicated(self, value, dims, partial):
         r = self.fresh("rep")
-        self.emit(f"{r} = dist.reshard {value} : "
-                  f"{self.ttype(self.local(dims), self.enc(dims, partial))} -> "
-                  f"{self.ttype(self.shape, self.enc([-1, -1], {}))}")
+        self.emit(
+            f"{r} = dist.reshard {value} : "
+            f"{self.ttype(self.local(dims), self.enc(dims, partial))} -> "
+            f"{self.ttype(self.shape, self.enc([-1, -1], {}))}"
+        )
         p = self.fresh("plain")
-        self.emit(f"{p} = tensor.cast {r} : "
-                  f"{self.ttype(self.shape, self.enc([-1, -1], {}))} to "
-                  f"{self.ttype(self.shape)}")
+        self.emit(
+            f"{p} = tensor.cast {r} : "
+            f"{self.ttype(self.shape, self.enc([-1, -1], {}))} to "
+            f"{self.ttype(self.shape)}"
+        )
         return p
 
     def dot(self, a, b):
@@ -130,12 +139,18 @@ def cases(mesh, all_cotangents):
             if op is None:
                 continue
             natural = [("R",) if s[0] == "P" else s for s in s2]
-            tries = dists if all_cotangents else [
-                from_states(natural),
-                from_states([("P",) if a == axis and s[0] == "R" else s
-                             for a, s in enumerate(natural)]),
-                from_states([("R",)] * len(mesh)),
-                from_states([("P",)] * len(mesh))]
+            tries = (
+                dists
+                if all_cotangents
+                else [
+                    from_states(natural),
+                    from_states(
+                        [("P",) if a == axis and s[0] == "R" else s for a, s in enumerate(natural)]
+                    ),
+                    from_states([("R",)] * len(mesh)),
+                    from_states([("P",)] * len(mesh)),
+                ]
+            )
             seen = []
             for c2 in tries:
                 if c2 is None or c2 in seen:
@@ -177,8 +192,10 @@ def main():
         y = prog.fresh("y")
         if async_:
             f = prog.fresh("f")
-            prog.emit(f"{f} = dist.{op} {x} on #mesh axes = [{axis}]{attrs} stream = mp "
-                      f": {t1} -> !dist.future<{t2}>")
+            prog.emit(
+                f"{f} = dist.{op} {x} on #mesh axes = [{axis}]{attrs} stream = mp "
+                f": {t1} -> !dist.future<{t2}>"
+            )
             prog.emit(f"{y} = dist.wait {f} : !dist.future<{t2}>")
         else:
             prog.emit(f"{y} = dist.{op} {x} on #mesh axes = [{axis}]{attrs} : {t1} -> {t2}")
@@ -195,7 +212,10 @@ def main():
     # test.transpose is not a registered op: dist-opt replaces it first.
     lowered = subprocess.run(
         [args.dist_opt, "--allow-unregistered-dialect", "--test-dist-transpose", "-"],
-        input=prog.text(), capture_output=True, text=True)
+        input=prog.text(),
+        capture_output=True,
+        text=True,
+    )
     if lowered.returncode != 0:
         sys.stderr.write(lowered.stderr)
         print("FAILED: dist-opt --test-dist-transpose")
@@ -205,15 +225,23 @@ def main():
         return
     ranks = dist.run_on_mpi(lowered.stdout, procs, timeout=args.timeout)
     label = f"[{', '.join(map(str, mesh))}]" + (f" ids {ids}" if ids else "")
-    bad = [(r, todo[i], int(c)) for r, printed in enumerate(ranks)
-           for i, c in enumerate(printed[0]) if c != 0]
+    bad = [
+        (r, todo[i], int(c))
+        for r, printed in enumerate(ranks)
+        for i, c in enumerate(printed[0])
+        if c != 0
+    ]
     for rank, (op, axis, d1, d2, c2, c1), c in bad[:20]:
-        print(f"FAILED: on {label}, rank {rank}: {op} on axis {axis} {d1} -> {d2}, "
-              f"cotangent {c2} -> {c1}: {c} checks failed")
+        print(
+            f"FAILED: on {label}, rank {rank}: {op} on axis {axis} {d1} -> {d2}, "
+            f"cotangent {c2} -> {c1}: {c} checks failed"
+        )
     ops = sorted({c[0] for c in todo})
     status = "ok" if not bad else "FAILED"
-    print(f"{status}: {len(todo)} transposes ({', '.join(ops)}) on mesh {label} "
-          f"({procs} processes): <g, A x> = <A^T g, x> and A^T g = G blockwise")
+    print(
+        f"{status}: {len(todo)} transposes ({', '.join(ops)}) on mesh {label} "
+        f"({procs} processes): <g, A x> = <A^T g, x> and A^T g = G blockwise"
+    )
     sys.exit(0 if not bad else 1)
 
 

@@ -25,14 +25,15 @@ GOOD = BAD.replace(
   return %g : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>""",
     """-> (tensor<4xf32, #dist.tensor<#mesh, [-1]>> {dist.grad = "w"}) {
   %r = dist.allreduce %g on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
-  return %r : tensor<4xf32, #dist.tensor<#mesh, [-1]>>""")
+  return %r : tensor<4xf32, #dist.tensor<#mesh, [-1]>>""",
+)
 
 
 class Client:
     def __init__(self, server):
-        self.proc = subprocess.Popen([server], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [server], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.next_id = 0
 
     def send(self, message):
@@ -42,8 +43,7 @@ class Client:
 
     def request(self, method, params):
         self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method,
-                   "params": params})
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         return self.wait(lambda m: m.get("id") == self.next_id)
 
     def notify(self, method, params):
@@ -93,25 +93,31 @@ def with_timeout(seconds, fn):
 
 def session(server):
     c = Client(server)
-    init = c.request("initialize", {"processId": None, "rootUri": None,
-                                    "capabilities": {}})
+    init = c.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
     info = init["result"]["serverInfo"]
     print(f"server: {info['name']} {info['version']}")
     c.notify("initialized", {})
     uri = "file:///work/step.mlir"
-    c.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "mlir", "version": 1, "text": BAD}})
+    c.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "mlir", "version": 1, "text": BAD}},
+    )
     diags = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics")
     for d in diags["params"]["diagnostics"]:
         r = d["range"]["start"]
-        print(f"v{diags['params']['version']} {d['source']} {r['line']}:{r['character']}: {d['message']}")
-    c.notify("textDocument/didChange", {
-        "textDocument": {"uri": uri, "version": 2},
-        "contentChanges": [{"text": GOOD}]})
+        print(
+            f"v{diags['params']['version']} {d['source']} {r['line']}:{r['character']}: {d['message']}"
+        )
+    c.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": GOOD}]},
+    )
     diags = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics")
     print(f"v{diags['params']['version']}: {len(diags['params']['diagnostics'])} diagnostics")
-    hover = c.request("textDocument/hover", {"textDocument": {"uri": uri},
-                                             "position": {"line": 1, "character": 80}})
+    hover = c.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 80}},
+    )
     print("hover: " + hover["result"]["contents"]["value"].splitlines()[0])
     c.request("shutdown", None)
     c.notify("exit", None)

@@ -6,10 +6,12 @@ import sys
 
 import pytest
 
-_BUILD = os.environ.get("DIST_BUILD_DIR",
-                        os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+_BUILD = os.environ.get(
+    "DIST_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build")
+)
 try:
     import importlib
+
     importlib.import_module("dist")
 except ImportError:
     sys.path.insert(0, os.path.join(_BUILD, "python_packages"))
@@ -20,6 +22,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 @pytest.fixture
 def ctx():
     import dist
+
     context = dist.Context()
     yield context
     context.close()

@@ -36,15 +36,18 @@ def test_mesh_arithmetic_errors(ctx):
         mesh.group(0, [0, 0])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(shape=[2, 0]), "mesh axis 1 has size 0"),
-    (dict(shape=[]), "at least one axis"),
-    (dict(shape=[1 << 20, 4]), "more than 1048576 processes"),
-    (dict(shape=[2], process_ids=[1, 1]), "process id 1 appears more than once"),
-    (dict(shape=[2], process_ids=[0, -1]), "process id -1 is negative"),
-    (dict(shape=[2], names=["a", "b"]), "has 2 axis names"),
-    (dict(shape=[2, 2], names=["a", "a"]), 'axis name "a" appears more than once'),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(shape=[2, 0]), "mesh axis 1 has size 0"),
+        (dict(shape=[]), "at least one axis"),
+        (dict(shape=[1 << 20, 4]), "more than 1048576 processes"),
+        (dict(shape=[2], process_ids=[1, 1]), "process id 1 appears more than once"),
+        (dict(shape=[2], process_ids=[0, -1]), "process id -1 is negative"),
+        (dict(shape=[2], names=["a", "b"]), "has 2 axis names"),
+        (dict(shape=[2, 2], names=["a", "a"]), 'axis name "a" appears more than once'),
+    ],
+)
 def test_bad_meshes_raise(ctx, kwargs, message):
     with pytest.raises(dist.DiagnosticError, match=message) as info:
         dist.Mesh(context=ctx, **kwargs)
@@ -76,7 +79,10 @@ def test_tensor_dist(ctx):
     assert d.mesh == mesh
     assert d.dims_mapping == [0, -1]
     assert d.partial == {1: "sum"}
-    assert str(d) == "#dist.tensor<#dist.mesh<shape = [2, 4], names = [\"dp\", \"mp\"]>, [0, -1], partial = [1 : sum]>"
+    assert (
+        str(d)
+        == '#dist.tensor<#dist.mesh<shape = [2, 4], names = ["dp", "mp"]>, [0, -1], partial = [1 : sum]>'
+    )
     assert d == dist.TensorDist(mesh, [0, -1], {1: "sum"})
     assert d != dist.TensorDist(mesh, [0, -1], {1: "max"})
     # Partial axes in any order.
@@ -84,11 +90,14 @@ def test_tensor_dist(ctx):
     assert e.partial == {0: "max", 1: "avg"}
 
 
-@pytest.mark.parametrize("dims, partial, message", [
-    ([0, 0], None, "splits more than one tensor dim"),
-    ([2, -1], None, "must be -1 or a mesh axis in"),
-    ([0, -1], {0: "sum"}, "axis 0"),
-])
+@pytest.mark.parametrize(
+    "dims, partial, message",
+    [
+        ([0, 0], None, "splits more than one tensor dim"),
+        ([2, -1], None, "must be -1 or a mesh axis in"),
+        ([0, -1], {0: "sum"}, "axis 0"),
+    ],
+)
 def test_bad_distributions_raise(ctx, dims, partial, message):
     mesh = dist.Mesh([2, 4], context=ctx)
     with pytest.raises(dist.DiagnosticError, match=message):
@@ -126,8 +135,7 @@ def test_future_types(ctx):
     f = dist.FutureType(t)
     assert str(f) == "!dist.future<tensor<4xf32>>"
     assert f.value_type == t
-    assert isinstance(dist.Type.parse("!dist.future<tensor<4xf32>>", ctx),
-                      dist.FutureType)
+    assert isinstance(dist.Type.parse("!dist.future<tensor<4xf32>>", ctx), dist.FutureType)
     with pytest.raises(TypeError):
         dist.FutureType(dist.Type.parse("f32", ctx))
 

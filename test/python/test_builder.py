@@ -28,8 +28,7 @@ def build_step(ctx):
     D = dist.TensorType([4, 16], "f32", col)
     LS = dist.TensorType([1], "f32", context=ctx)
     m = dist.Module.create(ctx)
-    f = m.function("step", [X, (W, {"dist.param": "w"}), D,
-                            (LS, {"dist.loss_scale": True})])
+    f = m.function("step", [X, (W, {"dist.param": "w"}), D, (LS, {"dist.loss_scale": True})])
     x, w, d, _ = f.arguments
     h = f.matmul(x, w, dist=col)
     s = f.seed(7)
@@ -63,8 +62,7 @@ def test_round_trip_build_print_parse_pipeline_inspect(ctx):
 def test_builder_shape_rules(ctx):
     m = dist.Module.create(ctx)
     t = lambda shape, elt="f32": dist.TensorType(shape, elt, context=ctx)
-    f = m.function("f", [t([2, 3, 4]), t([4, 5]), t([5, 4]), t([6], "i64"),
-                         t([10, 7])])
+    f = m.function("f", [t([2, 3, 4]), t([4, 5]), t([5, 4]), t([6], "i64"), t([10, 7])])
     a, b, c, ids, table = f.arguments
     assert f.matmul(a, b).type.shape == [2, 3, 5]
     assert f.matmul(b, c, transpose_x=True, transpose_y=True).type.shape == [5, 5]
@@ -90,8 +88,12 @@ def test_builder_constants_and_collectives(ctx):
     c = f.constant(np.arange(4.0), dist.TensorType([4], "f32", pd))
     r = f.allreduce(c, mesh, [0])
     assert r.type.dist.partial == {1: "max"}
-    r2 = f.allreduce(f.cast(r, dist.TensorType([4], "f32", dist.TensorDist(mesh, [-1], {1: "max"}))),
-                     mesh, [1], "max")
+    r2 = f.allreduce(
+        f.cast(r, dist.TensorType([4], "f32", dist.TensorDist(mesh, [-1], {1: "max"}))),
+        mesh,
+        [1],
+        "max",
+    )
     assert r2.type.dist.partial == {}
     b = f.broadcast(r2, mesh, [0], root=1, stream="dp")
     assert isinstance(b.type, dist.FutureType)
@@ -122,8 +124,12 @@ def test_builder_errors_raise(ctx):
     with pytest.raises(TypeError):
         m.function("g", ["not a type"])
     # An op that does not verify is reported by verify(), with its location.
-    f.op("dist.scale", [x], [dist.TensorType([5], context=ctx)],
-         {"factor": dist.Attribute.parse("2.0 : f64", ctx)})
+    f.op(
+        "dist.scale",
+        [x],
+        [dist.TensorType([5], context=ctx)],
+        {"factor": dist.Attribute.parse("2.0 : f64", ctx)},
+    )
     f.return_()
     with pytest.raises(dist.DiagnosticError, match="dist.scale"):
         m.verify()
@@ -156,8 +162,14 @@ def test_builder_redistribution(ctx):
     f.return_()
     m.verify()
     text = str(m)
-    for op in ("all_gather", "all_slice", "all_to_all", "make_partial",
-               "reduce_scatter", "reshard"):
+    for op in (
+        "all_gather",
+        "all_slice",
+        "all_to_all",
+        "make_partial",
+        "reduce_scatter",
+        "reshard",
+    ):
         assert f"dist.{op}" in text
     assert str(dist.Module.parse(text, context=ctx)) == text
     with pytest.raises(ValueError, match="does not divide"):
@@ -187,25 +199,40 @@ def test_locations_and_splat_constants(ctx):
 
 def test_op_facts_come_from_ods(ctx):
     from dist import _ods
+
     # The build derives them from the .td files (python/gen_ods_facts.py).
     assert _ods.ENUMS["ReductionKind"] == {"sum": 0, "max": 1, "min": 2, "prod": 3, "avg": 4}
     assert _ods.ENUMS["StreamKind"] == {"compute": 0, "mp": 1, "dp": 2, "sharding": 3}
     assert _ods.OPS["dist.allreduce"] == {
-        "operands": ("input",), "attributes": ("mesh", "axes", "kind", "stream"),
-        "optional_attributes": ("stream",), "results": ("result",)}
+        "operands": ("input",),
+        "attributes": ("mesh", "axes", "kind", "stream"),
+        "optional_attributes": ("stream",),
+        "results": ("result",),
+    }
     assert _ods.OPS["dist.dropout"]["optional_attributes"] == (
-        "fix_seed", "is_test", "id", "recompute_of")
+        "fix_seed",
+        "is_test",
+        "id",
+        "recompute_of",
+    )
     # A dist op with attributes ODS does not declare, or without one it
     # requires, is refused before it is made, naming what ODS says.
     mesh = dist.Mesh([2], context=ctx)
     t = dist.TensorType([4], "f32", context=ctx)
     f = dist.Module.create(ctx).function("main", [t])
-    x, = f.arguments
+    (x,) = f.arguments
     axes = dist.Attribute.parse("array<i64: 0>", ctx)
-    with pytest.raises(ValueError, match=r"'dist.allreduce' takes the attributes "
-                       r"\('mesh', 'axes', 'kind', 'stream'\) \(\('axes', 'kind', 'mesh'\) "
-                       r"required\), not \('axes', 'mesh', 'reduction'\)"):
-        f.op("dist.allreduce", [x], [t], {"mesh": mesh, "axes": axes,
-                                          "reduction": dist.Attribute.parse("0 : i32", ctx)})
+    with pytest.raises(
+        ValueError,
+        match=r"'dist.allreduce' takes the attributes "
+        r"\('mesh', 'axes', 'kind', 'stream'\) \(\('axes', 'kind', 'mesh'\) "
+        r"required\), not \('axes', 'mesh', 'reduction'\)",
+    ):
+        f.op(
+            "dist.allreduce",
+            [x],
+            [t],
+            {"mesh": mesh, "axes": axes, "reduction": dist.Attribute.parse("0 : i32", ctx)},
+        )
     with pytest.raises(ValueError, match="required"):
         f.op("dist.allreduce", [x], [t], {"mesh": mesh, "axes": axes})

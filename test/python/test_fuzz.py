@@ -5,8 +5,10 @@ import random
 import dist
 from conftest import EXAMPLES
 
-SOURCES = [os.path.join(EXAMPLES, "gpt_block.mlir"),
-           os.path.join(os.path.dirname(__file__), "..", "Dialect", "Dist", "ops.mlir")]
+SOURCES = [
+    os.path.join(EXAMPLES, "gpt_block.mlir"),
+    os.path.join(os.path.dirname(__file__), "..", "Dialect", "Dist", "ops.mlir"),
+]
 
 
 def _texts():
@@ -14,16 +16,18 @@ def _texts():
     for path in SOURCES:
         text = open(path).read()
         for _ in range(60):
-            yield text[:rng.randrange(len(text))]
+            yield text[: rng.randrange(len(text))]
         for _ in range(60):
             chars = list(text)
             for _ in range(rng.randrange(1, 8)):
                 i = rng.randrange(len(chars))
-                chars[i] = rng.choice("[]<>{}(),:=%#!@\"-0123456789xf ")
+                chars[i] = rng.choice('[]<>{}(),:=%#!@"-0123456789xf ')
             yield "".join(chars)
     for _ in range(60):
-        yield "".join(rng.choice("#dist.mesh<shape=[]>tensor{}()%:,-1 \n\"")
-                      for _ in range(rng.randrange(1, 200)))
+        yield "".join(
+            rng.choice('#dist.mesh<shape=[]>tensor{}()%:,-1 \n"')
+            for _ in range(rng.randrange(1, 200))
+        )
 
 
 def test_parser_never_crashes(ctx):

@@ -19,10 +19,16 @@ def run_child(body):
     (exit code, stderr)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.dirname(os.path.dirname(dist.__file__))] +
-        env.get("PYTHONPATH", "").split(os.pathsep))
-    proc = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
-                          env=env, capture_output=True, text=True, timeout=60)
+        [os.path.dirname(os.path.dirname(dist.__file__))]
+        + env.get("PYTHONPATH", "").split(os.pathsep)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return proc.returncode, proc.stderr
 
 
@@ -33,7 +39,8 @@ import dist
 
 
 def test_type_of_another_context_raises():
-    rc, err = run_child("""
+    rc, err = run_child(
+        """
     a, b = dist.Context(), dist.Context()
     m = dist.Module.create(a)
     f = m.function("f", [dist.TensorType([4], "f32", context=a)])
@@ -46,12 +53,14 @@ def test_type_of_another_context_raises():
     gc.collect()
     f.return_(f.arguments[0])
     print(m)
-    """)
+    """
+    )
     assert rc == 0, err
 
 
 def test_value_of_another_module_raises():
-    rc, err = run_child("""
+    rc, err = run_child(
+        """
     ctx = dist.Context()
     a, b = dist.Module.create(ctx), dist.Module.create(ctx)
     t = dist.TensorType([4], "f32", context=ctx)
@@ -65,7 +74,8 @@ def test_value_of_another_module_raises():
     del a, f
     gc.collect()
     print(b)
-    """)
+    """
+    )
     assert rc == 0, err
 
 
@@ -74,9 +84,13 @@ def test_cross_handles_raise_with_what_and_where(ctx):
     t = dist.TensorType([4], "f32", context=ctx)
     m = dist.Module.create(ctx)
     f, g = m.function("f", [t]), m.function("g", [t])
-    with pytest.raises(ValueError, match="operand #1 of 'arith.addf' is not a value of function @g"):
+    with pytest.raises(
+        ValueError, match="operand #1 of 'arith.addf' is not a value of function @g"
+    ):
         g.arith("addf", g.arguments[0], f.arguments[0])
-    with pytest.raises(ValueError, match="a result type of 'tensor.cast' belongs to another dist.Context"):
+    with pytest.raises(
+        ValueError, match="a result type of 'tensor.cast' belongs to another dist.Context"
+    ):
         g.cast(g.arguments[0], dist.TensorType([4], "f32", context=other))
     with pytest.raises(ValueError, match="returned value #0 is not a value of function @g"):
         g.return_(f.arguments[0])

@@ -38,8 +38,9 @@ def test_parse_print_roundtrip(ctx):
     generic = m.print(generic=True)
     assert '"dist.allreduce"' in generic
     assert str(dist.Module.parse(generic, context=ctx)) == text
-    assert 'loc("step.mlir"' in dist.Module.parse(
-        STEP, filename="step.mlir", context=ctx).print(debug_info=True)
+    assert 'loc("step.mlir"' in dist.Module.parse(STEP, filename="step.mlir", context=ctx).print(
+        debug_info=True
+    )
 
 
 def test_read(ctx):
@@ -52,13 +53,15 @@ def test_read(ctx):
 def test_walk_and_inspect(ctx):
     m = dist.Module.parse(STEP, filename="step.mlir", context=ctx)
     names = [op.name for op in m.walk()]
-    assert names == ["func.func", "dist.matmul_grad", "dist.allreduce",
-                     "func.return"]
+    assert names == ["func.func", "dist.matmul_grad", "dist.allreduce", "func.return"]
     [func] = m.operations
     [region] = func.regions
     [block] = region.blocks
     assert [str(a.type.dist.dims_mapping) for a in block.arguments] == [
-        "[-1, -1]", "[-1, 0]", "[-1, 0]"]
+        "[-1, -1]",
+        "[-1, 0]",
+        "[-1, 0]",
+    ]
     ar = block.operations[1]
     assert ar.location.file == "step.mlir"
     assert ar.location.line == 14
@@ -103,11 +106,13 @@ def test_parse_errors_carry_every_diagnostic(ctx):
 
 
 def test_verifier_errors_have_notes(ctx):
-    text = ("#mesh = #dist.mesh<shape = [2]>\n"
-            "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-            "  %r = dist.allreduce %x on #mesh axes = [3] reduce = sum"
-            " : tensor<4xf32> -> tensor<4xf32>\n"
-            "  return %r : tensor<4xf32>\n}\n")
+    text = (
+        "#mesh = #dist.mesh<shape = [2]>\n"
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %r = dist.allreduce %x on #mesh axes = [3] reduce = sum"
+        " : tensor<4xf32> -> tensor<4xf32>\n"
+        "  return %r : tensor<4xf32>\n}\n"
+    )
     with pytest.raises(dist.DiagnosticError) as info:
         dist.Module.parse(text, context=ctx)
     [d] = info.value.diagnostics
@@ -151,9 +156,9 @@ def test_verify_distributions(ctx):
     assert "calls a function that issues collectives" in d.message
     assert [(n.line, n.message) for n in d.notes] == [
         (13, "the 'scf.if' is here"),
-        (10, "it differs along mesh axis 0 (mp) from this process's "
-             "coordinate here"),
-        (6, "@sync issues 'dist.allreduce' here")]
+        (10, "it differs along mesh axis 0 (mp) from this process's " "coordinate here"),
+        (6, "@sync issues 'dist.allreduce' here"),
+    ]
 
 
 def test_run_pipeline_and_remarks(ctx):
@@ -187,7 +192,9 @@ def test_pipeline_errors(ctx):
         "#mesh = #dist.mesh<shape = [2]>\n"
         "func.func @f(%i: tensor<2xi64>, %w: tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<2x3xf32> {\n"
         "  %e = dist.embedding %i, %w : tensor<2xi64>, tensor<4x3xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<2x3xf32>\n"
-        "  return %e : tensor<2x3xf32>\n}\n", context=ctx)
+        "  return %e : tensor<2x3xf32>\n}\n",
+        context=ctx,
+    )
     with pytest.raises(dist.DiagnosticError) as info:
         bad.run("convert-dist-to-linalg")
     messages = [d.message for d in info.value.diagnostics]
@@ -200,11 +207,13 @@ def test_bad_pass_options_raise_with_the_reason_and_print_nothing(ctx, capfd):
     # llvm::cl reports a bad option value on stderr: the exception carries
     # it instead, and nothing reaches the terminal.
     for pipeline, reason in [
-            ("dist-matmul-grad-overlap{min-overlap-ratio=abc}",
-             "for the --min-overlap-ratio option: 'abc' value invalid for floating point argument"),
-            ("dist-auto-parallel{peak-tflops=x}",
-             "for the --peak-tflops option: 'x' value invalid"),
-            ("dist-matmul-grad-overlap{bogus=1}", "no such option bogus")]:
+        (
+            "dist-matmul-grad-overlap{min-overlap-ratio=abc}",
+            "for the --min-overlap-ratio option: 'abc' value invalid for floating point argument",
+        ),
+        ("dist-auto-parallel{peak-tflops=x}", "for the --peak-tflops option: 'x' value invalid"),
+        ("dist-matmul-grad-overlap{bogus=1}", "no such option bogus"),
+    ]:
         with pytest.raises(dist.DiagnosticError) as info:
             m.run(pipeline)
         message = info.value.diagnostics[0].message
@@ -252,10 +261,15 @@ def test_closed_context_raises_never_crashes():
     ops = list(m.walk())
     c.close()
     assert c.closed
-    for use in (lambda: str(m), lambda: m.run("canonicalize"),
-                lambda: ops[0].name, lambda: str(mesh), lambda: mesh.coord(0),
-                lambda: dist.Module.parse(STEP, context=c),
-                lambda: dist.TensorDist(mesh, [0])):
+    for use in (
+        lambda: str(m),
+        lambda: m.run("canonicalize"),
+        lambda: ops[0].name,
+        lambda: str(mesh),
+        lambda: mesh.coord(0),
+        lambda: dist.Module.parse(STEP, context=c),
+        lambda: dist.TensorDist(mesh, [0]),
+    ):
         with pytest.raises(RuntimeError, match="closed"):
             use()
 
@@ -270,6 +284,7 @@ def test_context_manager():
 def test_module_outlives_its_context_object():
     m = dist.Module.parse(STEP, context=dist.Context())
     import gc
+
     gc.collect()
     assert "dist.allreduce" in str(m)
 

@@ -33,8 +33,10 @@ def test_run_on_mpi_returns_each_ranks_arrays(ctx):
 
 @requires_mpich
 def test_run_errors_raise(ctx):
-    m = dist.Module.parse("#mesh = #dist.mesh<shape = [2]>\nfunc.func @main() {\n"
-                          "  %c = dist.process_coord #mesh axis = 0\n  return\n}\n",
-                          context=ctx)
+    m = dist.Module.parse(
+        "#mesh = #dist.mesh<shape = [2]>\nfunc.func @main() {\n"
+        "  %c = dist.process_coord #mesh axis = 0\n  return\n}\n",
+        context=ctx,
+    )
     with pytest.raises(dist.RunError, match="2 processes but the program runs on 3"):
         dist.run_on_mpi(m, 3)

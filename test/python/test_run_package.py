@@ -16,10 +16,16 @@ from conftest import requires_mpich
 
 
 def test_importing_dist_run_loads_no_extension():
-    code = ("import sys, dist.run, dist.run.cli\n"
-            "print('dist._dist' in sys.modules, 'numpy' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    code = (
+        "import sys, dist.run, dist.run.cli\n"
+        "print('dist._dist' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
 
@@ -31,17 +37,20 @@ def test_the_extension_loads_on_first_use():
         dist.NoSuchName
 
 
-@pytest.mark.parametrize("settings, message", [
-    ({"n": 0}, "-n must be at least 1"),
-    ({"n": 2000}, "-n 2000: at most 1024 processes"),
-    ({"n": 2, "entry": "a b"}, "--entry 'a b' is not a function name"),
-    ({"n": 2, "hosts": "a", "hostfile": "b"}, "--hosts and --hostfile: give one"),
-    ({"n": 2.5}, "-n must be a number of processes, not 2.5"),
-    ({"n": 2, "timeout": float("nan")}, "--timeout nan is not a positive number"),
-    ({"n": 2, "timeout": 0}, "--timeout 0 is not a positive number"),
-    ({"n": 2, "collectives": "maybe"}, "--collectives 'maybe': expected check"),
-    ({"n": 2, "program": None}, "a PROGRAM is required"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"n": 0}, "-n must be at least 1"),
+        ({"n": 2000}, "-n 2000: at most 1024 processes"),
+        ({"n": 2, "entry": "a b"}, "--entry 'a b' is not a function name"),
+        ({"n": 2, "hosts": "a", "hostfile": "b"}, "--hosts and --hostfile: give one"),
+        ({"n": 2.5}, "-n must be a number of processes, not 2.5"),
+        ({"n": 2, "timeout": float("nan")}, "--timeout nan is not a positive number"),
+        ({"n": 2, "timeout": 0}, "--timeout 0 is not a positive number"),
+        ({"n": 2, "collectives": "maybe"}, "--collectives 'maybe': expected check"),
+        ({"n": 2, "program": None}, "a PROGRAM is required"),
+    ],
+)
 def test_bad_settings_raise_before_anything_runs(tmp_path, settings, message):
     program = tmp_path / "p.mlir"
     program.write_text("func.func @main() {\n  return\n}\n")
@@ -68,6 +77,7 @@ def test_old_spellings_are_aliases():
     import dist.mpi
     import dist.timeline
     from dist.run import timeline
+
     assert dist.mpi.run_on_mpi is dist.run.run_on_mpi is dist.run_on_mpi
     assert dist.mpi.RunError is RunError is dist.RunError
     assert dist.timeline.timeline_svg is timeline.timeline_svg
@@ -75,8 +85,10 @@ def test_old_spellings_are_aliases():
 
 @requires_mpich
 def test_run_error_carries_the_messages_and_status():
-    text = ("func.func @main() {\n  %c = arith.constant 1 : index\n"
-            "  %b = tensor.empty(%c) : tensor<?xf32>\n  return\n}\n")
+    text = (
+        "func.func @main() {\n  %c = arith.constant 1 : index\n"
+        "  %b = tensor.empty(%c) : tensor<?xf32>\n  return\n}\n"
+    )
     with pytest.raises(RunError) as e:
         dist.run_on_mpi(text, 2, entry="nowhere")
     assert e.value.returncode == 1
@@ -91,6 +103,7 @@ def test_an_interrupt_while_a_process_starts_waits_for_the_block_to_end():
     stops it) by then."""
     import signal
     from dist.run.errors import Interrupted, deferred_interrupts, interrupt
+
     previous = signal.signal(signal.SIGUSR1, interrupt)
     try:
         reached = []

@@ -18,7 +18,9 @@ from conftest import EXAMPLES
 STREAMS = ("compute", "mp", "dp", "sharding")
 
 MESH = '#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>'
-MLP = MESH + """
+MLP = (
+    MESH
+    + """
 !x = tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>>
 !h = tensor<8x32xf32, #dist.tensor<#mesh, [0, 1]>>
 !w1 = tensor<16x32xf32, #dist.tensor<#mesh, [-1, 1]>>
@@ -48,11 +50,11 @@ func.func @mlp(%x: !x, %w1: !w1 {dist.param = "w1"}, %w2: !w2 {dist.param = "w2"
   return %dx, %dw1, %dw2, %upd, %o : !x, !w1, !w2, !w1, !x
 }
 """
+)
 
 
 def programs(ctx):
-    yield "gpt_block", dist.Module.read(os.path.join(EXAMPLES, "gpt_block.mlir"),
-                                        context=ctx)
+    yield "gpt_block", dist.Module.read(os.path.join(EXAMPLES, "gpt_block.mlir"), context=ctx)
     yield "mlp", dist.Module.parse(MLP, filename="mlp.mlir", context=ctx)
 
 
@@ -62,12 +64,15 @@ def axes(op):
 
 def is_async(op):
     return op.name.startswith("dist.") and any(
-        isinstance(r.type, dist.FutureType) for r in op.results)
+        isinstance(r.type, dist.FutureType) for r in op.results
+    )
 
 
 def through_reshapes(value):
     while value.owner is not None and value.owner.name in (
-            "tensor.collapse_shape", "tensor.expand_shape"):
+        "tensor.collapse_shape",
+        "tensor.expand_shape",
+    ):
         value = value.owner.operands[0]
     return value
 
@@ -97,9 +102,11 @@ def violations(module):
             between = [o for o in order if order[op] < order[o] < order[wait]]
             # Work to hide behind: an op other than a wait that reads a
             # tensor (seeds, constants and coordinates take no time).
-            if not any(o.name != "dist.wait" and any(
-                    isinstance(v.type, (dist.TensorType, dist.FutureType))
-                    for v in o.operands) for o in between):
+            if not any(
+                o.name != "dist.wait"
+                and any(isinstance(v.type, (dist.TensorType, dist.FutureType)) for v in o.operands)
+                for o in between
+            ):
                 found.append(f"{where}: nothing overlaps it")
             names = op.attributes["mesh"].names
             roles = {names[a] for a in axes(op)}
@@ -110,9 +117,13 @@ def violations(module):
             dx = op.operands[0].owner
             if dx is not None and dx.name == "dist.matmul" and "transpose_y" in dx.attributes:
                 dout = dx.operands[0]
-                dys = [o for o in order if o.name == "dist.matmul" and
-                       "transpose_x" in o.attributes and
-                       through_reshapes(o.operands[1]) == dout]
+                dys = [
+                    o
+                    for o in order
+                    if o.name == "dist.matmul"
+                    and "transpose_x" in o.attributes
+                    and through_reshapes(o.operands[1]) == dout
+                ]
                 if not any(order[op] < order[dy] < order[wait] for dy in dys):
                     found.append(f"{where}: the dY matmul is not between issue and wait")
         if op.name == "dist.c_identity":
@@ -120,14 +131,18 @@ def violations(module):
                 if user.name == "dist.c_embedding_grad":
                     rows = user.operands[1].type.dist.dims_mapping[0]
                     if axes(op) != [rows]:
-                        found.append(f"{where}: over axes {axes(op)}, the table's rows "
-                                     f"are split over {rows}")
+                        found.append(
+                            f"{where}: over axes {axes(op)}, the table's rows "
+                            f"are split over {rows}"
+                        )
         if op.name == "dist.check_finite_and_unscale":
             for g in op.operands[:-1]:
                 for user in g.users:
                     if order[user] > order[op]:
-                        found.append(f"{where}: {user.name} at line "
-                                     f"{user.location.line} reads a scaled gradient")
+                        found.append(
+                            f"{where}: {user.name} at line "
+                            f"{user.location.line} reads a scaled gradient"
+                        )
     return found
 
 
@@ -143,13 +158,18 @@ def test_pipeline_schedule(ctx, name):
         assert "dist.c_identity" in ops
     else:
         # Both roles are on their streams, one of them set by role alone.
-        streams = {STREAMS[int(str(op.attributes["stream"]).split(":")[0])]
-                   for op in module.walk() if is_async(op)}
+        streams = {
+            STREAMS[int(str(op.attributes["stream"]).split(":")[0])]
+            for op in module.walk()
+            if is_async(op)
+        }
         assert streams == {"mp", "dp"}
     assert violations(module) == []
 
 
-WRONG = MESH + """
+WRONG = (
+    MESH
+    + """
 func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>, %y: tensor<8xf32>)
     -> (tensor<8xf32>, tensor<8xf32>) {
   %f = dist.allreduce %x on #mesh axes = [0] reduce = sum stream = mp
@@ -161,6 +181,7 @@ func.func @f(%x: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>, 
   return %s, %p : tensor<8xf32>, tensor<8xf32>
 }
 """
+)
 
 
 def test_violations_are_found(ctx):

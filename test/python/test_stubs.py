@@ -16,8 +16,9 @@ def stub_tree():
 
 def test_stubs_declare_every_public_name_and_no_other():
     tree = stub_tree()
-    declared = {node.name for node in tree.body
-                if isinstance(node, (ast.ClassDef, ast.FunctionDef))}
+    declared = {
+        node.name for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))
+    }
     actual = {name for name in dir(native) if not name.startswith("__")}
     assert declared == actual
 

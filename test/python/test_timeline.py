@@ -14,19 +14,43 @@ SVG = "{http://www.w3.org/2000/svg}"
 def test_timeline_lanes_bars_and_colors():
     name = 'x.mlir:1:2: dist.allreduce "<sum>" & co'
     X = lambda cat, ts, dur, tid=0, pid=0, n="compute": {
-        "name": n, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid}
-    trace = {"traceEvents": [
-        {"ph": "M", "name": "thread_name", "pid": 0, "tid": 0, "args": {"name": "compute stream"}},
-        {"ph": "M", "name": "thread_name", "pid": 0, "tid": 100, "args": {"name": "mp stream"}},
-        X("compute", 0, 10), X("issue", 10, 1, n="issue " + name),
-        X("compute", 11, 20), X("wait", 31, 5, n="wait " + name),
-        X("collective", 10, 26, tid=100, n=name),
-        X("collective", 0, 40, pid=1, n=name), X("function", 0, 36, n="step")]}
+        "name": n,
+        "cat": cat,
+        "ph": "X",
+        "ts": ts,
+        "dur": dur,
+        "pid": pid,
+        "tid": tid,
+    }
+    trace = {
+        "traceEvents": [
+            {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": 0,
+                "tid": 0,
+                "args": {"name": "compute stream"},
+            },
+            {"ph": "M", "name": "thread_name", "pid": 0, "tid": 100, "args": {"name": "mp stream"}},
+            X("compute", 0, 10),
+            X("issue", 10, 1, n="issue " + name),
+            X("compute", 11, 20),
+            X("wait", 31, 5, n="wait " + name),
+            X("collective", 10, 26, tid=100, n=name),
+            X("collective", 0, 40, pid=1, n=name),
+            X("function", 0, 36, n="step"),
+        ]
+    }
     root = ET.fromstring(timeline_svg(trace))
-    groups = {g.get("data-name"): [t.text for t in g.iter(SVG + "text")]
-              for g in root.iter(SVG + "g") if g.get("class") == "process"}
-    assert groups == {"rank 0": ["rank 0", "compute stream", "mp stream"],
-                      "rank 1": ["rank 1", "thread 0"]}
+    groups = {
+        g.get("data-name"): [t.text for t in g.iter(SVG + "text")]
+        for g in root.iter(SVG + "g")
+        if g.get("class") == "process"
+    }
+    assert groups == {
+        "rank 0": ["rank 0", "compute stream", "mp stream"],
+        "rank 1": ["rank 1", "thread 0"],
+    }
     bars = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
     assert len(bars) == 7
     # A function call is a thin bracket above its lane, not a bar over it.
@@ -46,16 +70,26 @@ def test_timeline_lanes_bars_and_colors():
 
 
 def test_timeline_has_a_time_axis_with_a_scale():
-    X = lambda ts, dur: {"name": "c", "cat": "compute", "ph": "X", "ts": ts,
-                         "dur": dur, "pid": 0, "tid": 0}
+    X = lambda ts, dur: {
+        "name": "c",
+        "cat": "compute",
+        "ph": "X",
+        "ts": ts,
+        "dur": dur,
+        "pid": 0,
+        "tid": 0,
+    }
     # 148 us: ticks every 20 us, labelled in us, at the bars' scale.
     root = ET.fromstring(timeline_svg({"traceEvents": [X(0, 16), X(16, 132)]}))
     [axis] = [g for g in root.iter(SVG + "g") if g.get("class") == "axis"]
     ticks = [t.text for t in axis.iter(SVG + "text")]
     assert ticks == [f"{t} us" for t in range(0, 141, 20)]
     xs = {t.text: float(t.get("x")) for t in axis.iter(SVG + "text")}
-    bars = sorted((float(r.get("x")), float(r.get("width")))
-                  for r in root.iter(SVG + "rect") if r.get("class") == "compute")
+    bars = sorted(
+        (float(r.get("x")), float(r.get("width")))
+        for r in root.iter(SVG + "rect")
+        if r.get("class") == "compute"
+    )
     # The second bar starts at 16 us: 0.8 of the way from 0 us to 20 us.
     assert abs(bars[1][0] - (xs["0 us"] + 0.8 * (xs["20 us"] - xs["0 us"]))) < 0.01
     # 12 ms: labelled in ms.
@@ -64,14 +98,21 @@ def test_timeline_has_a_time_axis_with_a_scale():
     assert [t.text for t in axis.iter(SVG + "text")] == [f"{t} ms" for t in range(0, 13, 2)]
 
 
-@pytest.mark.parametrize("trace, why", [
-    ({}, "no 'traceEvents' array"),
-    ({"traceEvents": [{"name": "c"}]}, "event 0 has no 'ph'"),
-    ({"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0}]},
-     "interval 0 lacks a name, process, thread, time or duration"),
-    ({"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0, "dur": -1}]},
-     "interval 0 lacks"),
-])
+@pytest.mark.parametrize(
+    "trace, why",
+    [
+        ({}, "no 'traceEvents' array"),
+        ({"traceEvents": [{"name": "c"}]}, "event 0 has no 'ph'"),
+        (
+            {"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0}]},
+            "interval 0 lacks a name, process, thread, time or duration",
+        ),
+        (
+            {"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0, "dur": -1}]},
+            "interval 0 lacks",
+        ),
+    ],
+)
 def test_timeline_refuses_what_is_no_trace(trace, why):
     with pytest.raises(ValueError, match=why):
         timeline_svg(trace)
@@ -79,9 +120,12 @@ def test_timeline_refuses_what_is_no_trace(trace, why):
 
 def test_timeline_command_line(tmp_path, capsys):
     from dist.run import timeline
+
     good, bad = tmp_path / "t.json", tmp_path / "bad.json"
-    good.write_text('{"traceEvents": [{"ph": "X", "name": "c", "cat": "compute", '
-                    '"pid": 0, "tid": 0, "ts": 0, "dur": 5}]}')
+    good.write_text(
+        '{"traceEvents": [{"ph": "X", "name": "c", "cat": "compute", '
+        '"pid": 0, "tid": 0, "ts": 0, "dur": 5}]}'
+    )
     bad.write_text('{"traceEvents": [{"ph": "X"}]}')
     assert timeline.main([str(good), "-o", str(tmp_path / "t.svg")]) == 0
     ET.parse(tmp_path / "t.svg")

@@ -19,11 +19,12 @@ from . import calibration as _calibration, launch as _launch
 from .config import RunConfig
 from .errors import TIMEOUT_STATUS, RunError
 
-__all__ = ["RunConfig", "RunError", "build_native", "calibrate", "parse_rank_output",
-           "run_on_mpi"]
+__all__ = ["RunConfig", "RunError", "build_native", "calibrate", "parse_rank_output", "run_on_mpi"]
 
-_MEMREF = re.compile(r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
-                     r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =\s*")
+_MEMREF = re.compile(
+    r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
+    r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =\s*"
+)
 _NUMBER = re.compile(r"-?(?:inf|nan|\d+(?:\.\d*)?(?:e[+-]?\d+)?)")
 
 
@@ -32,12 +33,13 @@ def parse_rank_output(text):
     their shapes, as numpy arrays: for executables another launcher
     started."""
     import numpy as np
+
     arrays = []
     matches = list(_MEMREF.finditer(text))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         shape = [int(s) for s in m.group(2).split(",") if s.strip()]
-        values = [float(v) for v in _NUMBER.findall(text[m.end():end])]
+        values = [float(v) for v in _NUMBER.findall(text[m.end() : end])]
         arrays.append(np.array(values, dtype=np.float32).reshape(shape))
     return arrays
 
@@ -64,9 +66,18 @@ def _in_process(config, body):
     return result
 
 
-def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
-               seed=None, native=False, hosts=None, trace=None,
-               check_collectives=True):
+def run_on_mpi(
+    module,
+    procs,
+    entry="main",
+    pass_flags="",
+    timeout=300,
+    seed=None,
+    native=False,
+    hosts=None,
+    trace=None,
+    check_collectives=True,
+):
     """Lowers `module` (a dist.Module or IR text), runs it on `procs` MPICH
     processes and returns, for each rank, the list of arrays its program
     printed (FunctionBuilder.print), as numpy arrays.
@@ -99,15 +110,22 @@ def run_on_mpi(module, procs, entry="main", pass_flags="", timeout=300,
             config.pass_flags = ""
         return _launch.run(config, tmp)
 
-    config = RunConfig(n=procs, program=None, entry=entry, pass_flags=pass_flags,
-                       timeout=timeout, seed=seed, hosts=hosts, trace=trace,
-                       collectives="check" if check_collectives else "off")
+    config = RunConfig(
+        n=procs,
+        program=None,
+        entry=entry,
+        pass_flags=pass_flags,
+        timeout=timeout,
+        seed=seed,
+        hosts=hosts,
+        trace=trace,
+        collectives="check" if check_collectives else "off",
+    )
     result = _in_process(config, body)
     return [parse_rank_output(output) for output in result.outputs]
 
 
-def build_native(module, procs, output, entry="main", pass_flags="", timeout=300,
-                 traced=False):
+def build_native(module, procs, output, entry="main", pass_flags="", timeout=300, traced=False):
     """Builds `module` (a dist.Module or IR text) into the native MPI
     executable `output` for `procs` processes (dist-compile): it needs only
     MPICH and libc where it runs; `traced` instruments it for dist-run
@@ -115,8 +133,14 @@ def build_native(module, procs, output, entry="main", pass_flags="", timeout=300
     linking fails."""
     text = _text(module)
     output = os.path.abspath(output)
-    config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout,
-                       build=output, trace="" if traced else None)
+    config = RunConfig(
+        n=procs,
+        entry=entry,
+        pass_flags=pass_flags,
+        timeout=timeout,
+        build=output,
+        trace="" if traced else None,
+    )
 
     def body(tmp):
         config.program = os.path.join(tmp, "program.mlir")

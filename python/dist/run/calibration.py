@@ -19,8 +19,7 @@ CALIBRATE_REPS = 5
 
 
 # The collectives --calibrate measures, as the cost-model file names them.
-CALIBRATE_COLLECTIVES = ("allreduce", "broadcast", "all-gather", "reduce-scatter",
-                         "all-to-all")
+CALIBRATE_COLLECTIVES = ("allreduce", "broadcast", "all-gather", "reduce-scatter", "all-to-all")
 
 
 # The file name of the calibration program's locations: each timed op is at
@@ -35,30 +34,38 @@ def _redistribution_chain(dist, kind, mesh, g, elements):
     all-to-all), as the cost model prices them: the operand's type, and a
     cycle of (timed op, local op that makes its operand from the previous
     result or None), each a function of (builder, value)."""
+
     def t(shape, dims=None, partial=None):
         encoding = None if dims is None else dist.TensorDist(mesh, dims, partial or {})
         return dist.TensorType(shape, "f32", encoding, context=mesh.context)
+
     if kind == "allreduce":
-        return t([elements]), [
-            (lambda f, v: f.allreduce(v, mesh, [1], reduce="max"), None)]
+        return t([elements]), [(lambda f, v: f.allreduce(v, mesh, [1], reduce="max"), None)]
     if kind == "broadcast":
         return t([elements]), [(lambda f, v: f.broadcast(v, mesh, [1], root=0), None)]
     shard = dist.TensorDist(mesh, [1])
     whole = dist.TensorDist(mesh, [-1])
     if kind == "all-gather":
         return t([elements // g], [1]), [
-            (lambda f, v: f.all_gather(v, mesh, [1], whole),
-             lambda f, v: f.all_slice(v, mesh, [1], shard))]
+            (
+                lambda f, v: f.all_gather(v, mesh, [1], whole),
+                lambda f, v: f.all_slice(v, mesh, [1], shard),
+            )
+        ]
     if kind == "reduce-scatter":
         partial = dist.TensorDist(mesh, [-1], {1: "max"})
         return t([elements], [-1], {1: "max"}), [
-            (lambda f, v: f.reduce_scatter(v, mesh, [1], shard, reduce="max"),
-             lambda f, v: f.make_partial(v, mesh, [1], partial, reduce="max"))]
+            (
+                lambda f, v: f.reduce_scatter(v, mesh, [1], shard, reduce="max"),
+                lambda f, v: f.make_partial(v, mesh, [1], partial, reduce="max"),
+            )
+        ]
     # all-to-all: a [g, elements] tensor whose split moves between its dims.
     rows, cols = dist.TensorDist(mesh, [1, -1]), dist.TensorDist(mesh, [-1, 1])
     return t([1, elements], [1, -1]), [
         (lambda f, v: f.all_to_all(v, mesh, [1], cols), None),
-        (lambda f, v: f.all_to_all(v, mesh, [1], rows), None)]
+        (lambda f, v: f.all_to_all(v, mesh, [1], rows), None),
+    ]
 
 
 def calibration_program(n):
@@ -70,6 +77,7 @@ def calibration_program(n):
     compute between two one-value allreduces over all processes, the second
     of which reads the matmul's result."""
     import dist  # The builder; the extension loads here, not at import.
+
     ctx = dist.Context()
     try:
         module = dist.Module.create(ctx)
@@ -125,9 +133,12 @@ def calibration_program(n):
             for rep in range(CALIBRATE_REPS + 1):
                 result = make()
                 corner = f.extract_slice(result, [0, 0], [1, 1])
-                flat = f.op("tensor.collapse_shape", [corner],
-                            [dist.TensorType([1], "f32", context=ctx)],
-                            {"reassociation": collapse})[0]
+                flat = f.op(
+                    "tensor.collapse_shape",
+                    [corner],
+                    [dist.TensorType([1], "f32", context=ctx)],
+                    {"reassociation": collapse},
+                )[0]
                 timed((form, n, form_flops, rep))
                 f.allreduce(flat, world, [0], reduce="max")
                 untimed()
@@ -159,8 +170,9 @@ def _durations(events, ops):
     interval that ends where the one-value allreduce after a matmul starts."""
     durations = {}
     for rank in sorted({e["pid"] for e in events}):
-        mine = sorted((e for e in events if e["pid"] == rank and e["tid"] == 0),
-                      key=lambda e: e["ts"])
+        mine = sorted(
+            (e for e in events if e["pid"] == rank and e["tid"] == 0), key=lambda e: e["ts"]
+        )
         for i, e in enumerate(mine):
             line = _line_of(e)
             if e["cat"] != tracing.COLLECTIVE or line not in ops:
@@ -203,10 +215,19 @@ def calibrate(config, output, tmp):
     config.say(f"calibrating on {config.n} processes ({len(ops)} timed ops)...")
     # The run's messages are shown only when it fails.
     errors = io.StringIO()
-    inner = RunConfig(n=config.n, program=program, collectives="off", trace=trace_path,
-                      timeout=config.timeout, seed=0, hosts=config.hosts,
-                      hostfile=config.hostfile, launcher=config.launcher,
-                      keep=config.keep, err=errors)
+    inner = RunConfig(
+        n=config.n,
+        program=program,
+        collectives="off",
+        trace=trace_path,
+        timeout=config.timeout,
+        seed=0,
+        hosts=config.hosts,
+        hostfile=config.hostfile,
+        launcher=config.launcher,
+        keep=config.keep,
+        err=errors,
+    )
     try:
         status = launch.run(inner, tmp).status
     except RunError as e:
@@ -228,38 +249,55 @@ def calibrate(config, output, tmp):
         # A broadcast's root (group coordinate 0: rank % group == 0 on the
         # [N / group, group] mesh) may return as soon as it has sent: only
         # the receivers say how long the data takes.
-        times = [durations[(line, r)] for r in ranks if (line, r) in durations
-                 and not (kind == "broadcast" and r % group == 0)]
+        times = [
+            durations[(line, r)]
+            for r in ranks
+            if (line, r) in durations and not (kind == "broadcast" and r % group == 0)
+        ]
         # A collective's last process to arrive waits for nobody: its time
         # is the collective's. A matmul's is the slower process's, since a
         # step takes as long as its slowest rank (on this 2-core machine the
         # ranks' rates differ by up to 30%).
         t = max(times) if kind.startswith("matmul") else min(times)
         by.setdefault((kind, group, amount), []).append(t)
-    model = {"dist-cost-model": 1,
-             "measured-on": {"processes": config.n, "how": "dist-run --calibrate",
-                             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             "host": os.uname().nodename,
-                             "hosts": (config.hosts or config.hostfile or config.launcher
-                                       or "local"),
-                             "matmul-m-k-n": list(CALIBRATE_MATMUL),
-                             "repetitions": CALIBRATE_REPS, "points": []},
-             "matmul-tflops": {}, **{kind: [] for kind in CALIBRATE_COLLECTIVES}}
+    model = {
+        "dist-cost-model": 1,
+        "measured-on": {
+            "processes": config.n,
+            "how": "dist-run --calibrate",
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": os.uname().nodename,
+            "hosts": (config.hosts or config.hostfile or config.launcher or "local"),
+            "matmul-m-k-n": list(CALIBRATE_MATMUL),
+            "repetitions": CALIBRATE_REPS,
+            "points": [],
+        },
+        "matmul-tflops": {},
+        **{kind: [] for kind in CALIBRATE_COLLECTIVES},
+    }
     for (kind, group, amount), times in sorted(by.items()):
         median = statistics.median(times)
         model["measured-on"]["points"].append(
-            {"op": kind, "group-size": group,
-             ("flops" if kind.startswith("matmul") else "bytes"): amount,
-             "median-us": round(median, 3)})
+            {
+                "op": kind,
+                "group-size": group,
+                ("flops" if kind.startswith("matmul") else "bytes"): amount,
+                "median-us": round(median, 3),
+            }
+        )
         if kind.startswith("matmul"):
             model["matmul-tflops"][kind] = amount / (median * 1e-6) / 1e12
     for kind in CALIBRATE_COLLECTIVES:
         for group in sorted({g for k, g, _ in by if k == kind}):
-            points = sorted((b, statistics.median(ts)) for (k, g, b), ts in by.items()
-                            if k == kind and g == group)
+            points = sorted(
+                (b, statistics.median(ts))
+                for (k, g, b), ts in by.items()
+                if k == kind and g == group
+            )
             latency, bandwidth = fit_link(points)
-            model[kind].append({"group-size": group, "latency-us": round(latency, 3),
-                                "bandwidth-gbps": bandwidth})
+            model[kind].append(
+                {"group-size": group, "latency-us": round(latency, 3), "bandwidth-gbps": bandwidth}
+            )
     try:
         with open(output, "w") as f:
             json.dump(model, f, indent=1)
@@ -270,7 +308,9 @@ def calibrate(config, output, tmp):
     config.say(f"cost model of {config.n} processes written to {output}: {rates}")
     for kind in CALIBRATE_COLLECTIVES:
         for link in model[kind]:
-            config.say(f"  {kind} in groups of {link['group-size']}: "
-                       f"{link['latency-us']:.1f} us + bytes / "
-                       f"{link['bandwidth-gbps']:.3g} GB/s")
+            config.say(
+                f"  {kind} in groups of {link['group-size']}: "
+                f"{link['latency-us']:.1f} us + bytes / "
+                f"{link['bandwidth-gbps']:.3g} GB/s"
+            )
     return model

@@ -14,8 +14,8 @@ from . import calibration, launch
 from .config import RunConfig
 from .errors import Interrupted, RunError, interrupt
 
-RUN_DESCRIPTION = '''Compile a dist program for MPI and run it on N processes.
-'''
+RUN_DESCRIPTION = """Compile a dist program for MPI and run it on N processes.
+"""
 
 
 def _positive_seconds(text):
@@ -35,39 +35,70 @@ def _seed_value(text):
 
 
 def _parser(prog):
-    parser = argparse.ArgumentParser(prog=prog, description=RUN_DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog, description=RUN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("-n", type=int, required=True, help="number of MPI processes")
-    parser.add_argument("program", nargs="?", help="the .mlir file or a native executable "
-                        "built by dist-compile ('--' before a name that starts with '-')")
-    parser.add_argument("--calibrate", metavar="FILE", help="instead of running a program, "
-                        "measure collectives and matmuls on -n processes and write a "
-                        "cost-model file for the passes' cost-model=FILE option")
-    parser.add_argument("--build", metavar="EXE", help="link a native executable for -n "
-                        "processes instead of running (what dist-compile does)")
-    parser.add_argument("--trace", metavar="FILE", nargs="?", const="",
-                        help="write a Chrome trace of the run "
-                        "(Perfetto, chrome://tracing): per rank, the compute between "
-                        "collectives, each collective, issue and wait, and asynchronous "
-                        "collectives on their streams; with --build (dist-compile), "
-                        "instrument the executable for it (no FILE needed)")
+    parser.add_argument(
+        "program",
+        nargs="?",
+        help="the .mlir file or a native executable "
+        "built by dist-compile ('--' before a name that starts with '-')",
+    )
+    parser.add_argument(
+        "--calibrate",
+        metavar="FILE",
+        help="instead of running a program, "
+        "measure collectives and matmuls on -n processes and write a "
+        "cost-model file for the passes' cost-model=FILE option",
+    )
+    parser.add_argument(
+        "--build",
+        metavar="EXE",
+        help="link a native executable for -n "
+        "processes instead of running (what dist-compile does)",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        nargs="?",
+        const="",
+        help="write a Chrome trace of the run "
+        "(Perfetto, chrome://tracing): per rank, the compute between "
+        "collectives, each collective, issue and wait, and asynchronous "
+        "collectives on their streams; with --build (dist-compile), "
+        "instrument the executable for it (no FILE needed)",
+    )
     parser.add_argument("--hosts", help="comma-separated hosts to run on (mpirun -hosts)")
     parser.add_argument("--hostfile", help="a file of hosts to run on (mpirun -f)")
-    parser.add_argument("--launcher", help="start the processes with this command "
-                        "instead of mpirun.mpich, e.g. 'srun' or 'mpiexec -f hosts'; "
-                        "it gets '-n N PROGRAM' appended and prints the ranks' output itself")
+    parser.add_argument(
+        "--launcher",
+        help="start the processes with this command "
+        "instead of mpirun.mpich, e.g. 'srun' or 'mpiexec -f hosts'; "
+        "it gets '-n N PROGRAM' appended and prints the ranks' output itself",
+    )
     parser.add_argument("--entry", default="main", help="the function to run (default: main)")
-    parser.add_argument("--pass-flags", default="",
-                        help="dist-opt flags to apply before lowering")
+    parser.add_argument("--pass-flags", default="", help="dist-opt flags to apply before lowering")
     parser.add_argument("--keep", help="keep the lowered program in this directory")
-    parser.add_argument("--timeout", type=_positive_seconds, default=120.0,
-                        help="stop every process after this many seconds (default: 120)")
-    parser.add_argument("--seed", type=_seed_value,
-                        help="the run seed of unseeded random ops (default: a random one)")
-    parser.add_argument("--collectives", choices=["check", "trace", "off"], default="check",
-                        help="check: verify that a group's processes start the same "
-                        "collective (default); trace: only record the last one for the "
-                        "timeout report; off: neither (for timing)")
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=120.0,
+        help="stop every process after this many seconds (default: 120)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_seed_value,
+        help="the run seed of unseeded random ops (default: a random one)",
+    )
+    parser.add_argument(
+        "--collectives",
+        choices=["check", "trace", "off"],
+        default="check",
+        help="check: verify that a group's processes start the same "
+        "collective (default); trace: only record the last one for the "
+        "timeout report; off: neither (for timing)",
+    )
     return parser
 
 
@@ -75,8 +106,9 @@ def _parse_args(prog, argv):
     parser = _parser(prog)
     args = parser.parse_args(argv)
     if args.calibrate and (args.program or args.build or args.trace is not None or args.pass_flags):
-        parser.error("--calibrate runs its own programs: no PROGRAM, --build, --trace "
-                     "or --pass-flags")
+        parser.error(
+            "--calibrate runs its own programs: no PROGRAM, --build, --trace " "or --pass-flags"
+        )
     if args.build and args.trace and not args.program:
         # "dist-compile --trace prog.mlir -o exe": the optional FILE took the
         # program.
@@ -84,8 +116,10 @@ def _parse_args(prog, argv):
     if not args.calibrate and not args.program:
         parser.error("a PROGRAM (or --calibrate FILE) is required")
     if args.trace == "" and not args.build:
-        parser.error("--trace needs a FILE to write the trace to (only "
-                     "--build/dist-compile takes it alone)")
+        parser.error(
+            "--trace needs a FILE to write the trace to (only "
+            "--build/dist-compile takes it alone)"
+        )
     return args
 
 
@@ -97,9 +131,11 @@ def _warn_if_oversubscribed(config):
         return
     cores = len(os.sched_getaffinity(0))
     if config.n > cores:
-        config.say(f"warning: {config.n} processes on {cores} cores: they "
-                   "time-share the cores, so timings and traces measure the "
-                   "scheduler too")
+        config.say(
+            f"warning: {config.n} processes on {cores} cores: they "
+            "time-share the cores, so timings and traces measure the "
+            "scheduler too"
+        )
 
 
 def _restore_outer_environment():
@@ -120,11 +156,23 @@ def main(argv=None, prog="dist-run"):
     """dist-run's command line; returns the exit status."""
     _restore_outer_environment()
     args = _parse_args(prog, sys.argv[1:] if argv is None else argv)
-    config = RunConfig(n=args.n, program=args.program, entry=args.entry,
-                       pass_flags=args.pass_flags, keep=args.keep, timeout=args.timeout,
-                       seed=args.seed, collectives=args.collectives, hosts=args.hosts,
-                       hostfile=args.hostfile, launcher=args.launcher, trace=args.trace,
-                       build=args.build, err=sys.stderr, out=sys.stdout)
+    config = RunConfig(
+        n=args.n,
+        program=args.program,
+        entry=args.entry,
+        pass_flags=args.pass_flags,
+        keep=args.keep,
+        timeout=args.timeout,
+        seed=args.seed,
+        collectives=args.collectives,
+        hosts=args.hosts,
+        hostfile=args.hostfile,
+        launcher=args.launcher,
+        trace=args.trace,
+        build=args.build,
+        err=sys.stderr,
+        out=sys.stdout,
+    )
     _warn_if_oversubscribed(config)
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -175,7 +223,10 @@ def compile_main(argv=None):
             rest.append(a)
         i += 1
     if not out:
-        print("dist-compile: error: -o EXE is required (usage: dist-compile -n N "
-              "prog.mlir -o EXE)", file=sys.stderr)
+        print(
+            "dist-compile: error: -o EXE is required (usage: dist-compile -n N "
+            "prog.mlir -o EXE)",
+            file=sys.stderr,
+        )
         return 1
     return main(["--build", out] + rest)

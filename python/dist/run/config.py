@@ -16,6 +16,7 @@ class RunConfig:
     `build`, "" instruments the executable without writing one);
     `collectives` is "check", "trace" or "off" (see dist-run --help). `err`
     receives every message and the processes' stderr."""
+
     n: int
     program: Optional[str] = None
     entry: str = "main"

@@ -23,6 +23,7 @@ class RunResult:
     """A finished run: the launcher's exit status (as dist-run exits) and,
     rank by rank, what each process printed (empty under a --launcher, which
     prints the ranks' output itself)."""
+
     status: int
     outputs: List[str]
 
@@ -105,14 +106,26 @@ def _launch_command(config, mpirun, tmp, program_command):
     if os.environ.get("DIST_RUN_PRELOAD"):
         # A sanitizer build's runtime library needs the sanitizers' runtime
         # loaded first into mlir-runner, which is not instrumented.
-        preload = ["-genv", "LD_PRELOAD", os.environ["DIST_RUN_PRELOAD"],
-                   "-genv", "ASAN_OPTIONS", "detect_leaks=0:allow_user_poisoning=false",
-                   # UCX's mmap patch cannot always reach its hook beside the
-                   # ASan runtime (see test/lit.cfg.py).
-                   "-genv", "UCX_MEM_MMAP_HOOK_MODE", "none"]
+        preload = [
+            "-genv",
+            "LD_PRELOAD",
+            os.environ["DIST_RUN_PRELOAD"],
+            "-genv",
+            "ASAN_OPTIONS",
+            "detect_leaks=0:allow_user_poisoning=false",
+            # UCX's mmap patch cannot always reach its hook beside the
+            # ASan runtime (see test/lit.cfg.py).
+            "-genv",
+            "UCX_MEM_MMAP_HOOK_MODE",
+            "none",
+        ]
     pattern = os.path.join(tmp, "out.%r")
-    return [mpirun, "-n", str(config.n), "-outfile-pattern", pattern] + hosts + preload + \
-        program_command
+    return (
+        [mpirun, "-n", str(config.n), "-outfile-pattern", pattern]
+        + hosts
+        + preload
+        + program_command
+    )
 
 
 def _check(config):
@@ -120,8 +133,12 @@ def _check(config):
     Python, then what only a run can say."""
     if isinstance(config.n, bool) or not isinstance(config.n, int):
         fail(f"-n must be a number of processes, not {config.n!r}")
-    if (isinstance(config.timeout, bool) or not isinstance(config.timeout, (int, float))
-            or not math.isfinite(config.timeout) or config.timeout <= 0):
+    if (
+        isinstance(config.timeout, bool)
+        or not isinstance(config.timeout, (int, float))
+        or not math.isfinite(config.timeout)
+        or config.timeout <= 0
+    ):
         fail(f"--timeout {config.timeout!r} is not a positive number of seconds")
     if config.collectives not in ("check", "trace", "off"):
         fail(f"--collectives {config.collectives!r}: expected check, trace or off")
@@ -154,8 +171,10 @@ def run(config, tmp):
     _check(config)
     is_native = native.is_executable(config.program)
     if is_native and (config.build or config.pass_flags):
-        fail(f"{config.program} is an executable already: --build and --pass-flags "
-             "apply to .mlir programs")
+        fail(
+            f"{config.program} is an executable already: --build and --pass-flags "
+            "apply to .mlir programs"
+        )
     paths.require_libmpi()
     mpirun = paths.mpirun()
     if not mpirun and not config.build and not config.launcher:
@@ -175,14 +194,23 @@ def run(config, tmp):
         runtime = os.path.join(paths.lib_dir(dist_opt), "libdist_runtime.so")
         if not os.path.exists(runtime):
             fail(f"{runtime} is missing: build the dist_runtime target (needs MPICH)")
-        lowered = native.lower(config, dist_opt, config.keep or tmp,
-                               config.collectives != "off")
+        lowered = native.lower(config, dist_opt, config.keep or tmp, config.collectives != "off")
         with open(lowered) as f:
             text = f.read()
-        shared = [paths.llvm_lib("libmlir_runner_utils.so"),
-                  paths.llvm_lib("libmlir_c_runner_utils.so"), paths.LIBMPI, runtime]
-        program_command = [runner, lowered, "-e", config.entry, "-entry-point-result=void",
-                           f"--shared-libs={','.join(shared)}"]
+        shared = [
+            paths.llvm_lib("libmlir_runner_utils.so"),
+            paths.llvm_lib("libmlir_c_runner_utils.so"),
+            paths.LIBMPI,
+            runtime,
+        ]
+        program_command = [
+            runner,
+            lowered,
+            "-e",
+            config.entry,
+            "-entry-point-result=void",
+            f"--shared-libs={','.join(shared)}",
+        ]
 
     marker = f"DIST_RUN_ID={os.getpid()}-{secrets.token_hex(8)}"
     env = dict(os.environ)
@@ -213,9 +241,14 @@ def run(config, tmp):
     proc = None
     try:
         with deferred_interrupts():
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                    stdout=None if config.launcher else hydra_log,
-                                    stderr=ranks_err, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=None if config.launcher else hydra_log,
+                stderr=ranks_err,
+                env=env,
+                start_new_session=True,
+            )
         status = proc.wait(timeout=config.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
@@ -239,8 +272,10 @@ def run(config, tmp):
             config.out.flush()
     watched = config.collectives != "off"
     if timed_out:
-        config.say(f"error: the program did not finish within --timeout "
-                   f"{config.timeout:g} s; every process was stopped")
+        config.say(
+            f"error: the program did not finish within --timeout "
+            f"{config.timeout:g} s; every process was stopped"
+        )
         if watched:
             _report_last_collectives(config, trace_dir)
         return RunResult(TIMEOUT_STATUS, outputs)

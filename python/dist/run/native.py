@@ -13,8 +13,9 @@ def _run(cmd, timeout=None):
     interrupt cannot leave the tool running (see deferred_interrupts), and
     stopped on a timeout or an interrupt."""
     with deferred_interrupts():
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
@@ -35,11 +36,15 @@ def lowering_flags(config):
     for flag in flags:
         name = flag.lstrip("-").split("=", 1)[0]
         if name == "dist-to-llvm" or "world-size" in flag:
-            fail(f"--pass-flags: '{flag}': dist-run lowers with --dist-to-llvm "
-                 f"itself, on world-size={config.n} (set by -n)")
+            fail(
+                f"--pass-flags: '{flag}': dist-run lowers with --dist-to-llvm "
+                f"itself, on world-size={config.n} (set by -n)"
+            )
         if name in ("o", "pass-pipeline", "split-input-file") or not flag.startswith("-"):
-            fail(f"--pass-flags: '{flag}' is not a pass flag dist-run can apply "
-                 "(give passes as --pass-name[=options])")
+            fail(
+                f"--pass-flags: '{flag}' is not a pass flag dist-run can apply "
+                "(give passes as --pass-name[=options])"
+            )
         if name == "convert-dist-to-mpi":
             options = flag.split("=", 1)[1] if "=" in flag else ""
             flag = f"--convert-dist-to-mpi=world-size={config.n} {options}".strip()
@@ -52,17 +57,24 @@ def lower(config, dist_opt, out_dir, trace):
     path of the lowered file in `out_dir`."""
     lowered = os.path.join(out_dir, "lowered.mlir")
     events = "true" if config.trace_events else "false"
-    pipeline = (f"--dist-to-llvm=world-size={config.n} entry={config.entry} "
-                f"require-entry=true trace-collectives={'true' if trace else 'false'} "
-                f"trace-events={events}")
+    pipeline = (
+        f"--dist-to-llvm=world-size={config.n} entry={config.entry} "
+        f"require-entry=true trace-collectives={'true' if trace else 'false'} "
+        f"trace-events={events}"
+    )
     # An absolute path: a file name that starts with '-' is not an option.
-    cmd = [dist_opt, os.path.abspath(config.program)] + lowering_flags(config) + [
-        pipeline, "-o", lowered]
+    cmd = (
+        [dist_opt, os.path.abspath(config.program)]
+        + lowering_flags(config)
+        + [pipeline, "-o", lowered]
+    )
     try:
         result = _run(cmd, timeout=config.timeout)
     except subprocess.TimeoutExpired:
-        fail(f"lowering {config.program} took longer than --timeout {config.timeout:g} s",
-             TIMEOUT_STATUS)
+        fail(
+            f"lowering {config.program} took longer than --timeout {config.timeout:g} s",
+            TIMEOUT_STATUS,
+        )
     if result.returncode != 0:
         config.err.write(result.stderr)
         fail(f"cannot lower {config.program} for {config.n} processes")
@@ -96,17 +108,28 @@ def build(config, dist_opt, tmp):
     ]
     link_steps = [
         [paths.llvm_tool("llvm-objcopy"), f"--redefine-sym={config.entry}=dist_entry", obj],
-        [paths.llvm_tool("clang++"), obj, native, paths.LIBMPI, "-static-libstdc++",
-         "-static-libgcc", "-o", os.path.abspath(config.build)],
+        [
+            paths.llvm_tool("clang++"),
+            obj,
+            native,
+            paths.LIBMPI,
+            "-static-libstdc++",
+            "-static-libgcc",
+            "-o",
+            os.path.abspath(config.build),
+        ],
     ]
     _run_steps(config, compile_steps)
     if config.entry != "dist_entry":
         # The name main calls: the entry is renamed to it.
-        symbols = _run([paths.llvm_tool("llvm-nm"), "--defined-only", "-j", obj],
-                       timeout=config.timeout).stdout.split()
+        symbols = _run(
+            [paths.llvm_tool("llvm-nm"), "--defined-only", "-j", obj], timeout=config.timeout
+        ).stdout.split()
         if "dist_entry" in symbols:
-            fail(f"cannot build {config.build}: the program defines dist_entry, the "
-                 "name the executable's main calls; rename that function")
+            fail(
+                f"cannot build {config.build}: the program defines dist_entry, the "
+                "name the executable's main calls; rename that function"
+            )
     _run_steps(config, link_steps)
 
 

@@ -9,8 +9,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # The tools' directory beside this package: the build tree keeps the package
 # in build/python_packages/dist/run and the tools in build/bin; an install
 # prefix in P/lib/python3.X/site-packages/dist/run and P/bin.
-_BIN_DIRS = [os.path.join(_HERE, "..", "..", "..", "bin"),
-             os.path.join(_HERE, "..", "..", "..", "..", "..", "bin")]
+_BIN_DIRS = [
+    os.path.join(_HERE, "..", "..", "..", "bin"),
+    os.path.join(_HERE, "..", "..", "..", "..", "..", "bin"),
+]
 
 LIBMPI = _config.LIBMPI
 

@@ -30,8 +30,9 @@ def timeline_svg(trace):
 
 def main(argv=None):
     """The command line; returns the exit status."""
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("trace")
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args(argv)

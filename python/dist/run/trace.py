@@ -90,27 +90,40 @@ def merge(config, events_dir):
     for rank in range(config.n):
         path = os.path.join(events_dir, f"rank.{rank}.json")
         if not os.path.exists(path):
-            fail(f"--trace: rank {rank} wrote no timeline (an executable needs "
-                 "dist-compile --trace)")
+            fail(
+                f"--trace: rank {rank} wrote no timeline (an executable needs "
+                "dist-compile --trace)"
+            )
         with open(path) as f:
             mine = json.load(f)
         counted = sum(e["args"]["count"] for e in mine if e.get("name") == "dist_collectives")
         timed = sum(1 for e in mine if e.get("cat") == COLLECTIVE)
         if counted != timed:
-            fail(f"--trace: rank {rank} ran {counted} collectives but timed {timed}: "
-                 "the program was not instrumented (an executable needs dist-compile --trace)")
+            fail(
+                f"--trace: rank {rank} ran {counted} collectives but timed {timed}: "
+                "the program was not instrumented (an executable needs dist-compile --trace)"
+            )
         events += mine
         lanes = sorted({e["tid"] for e in mine if e.get("ph") == "X"} | {0})
-        events += [{"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
-                    "args": {"name": lane_name(tid)}} for tid in lanes]
+        events += [
+            {
+                "ph": "M",
+                "name": "thread_name",
+                "pid": rank,
+                "tid": tid,
+                "args": {"name": lane_name(tid)},
+            }
+            for tid in lanes
+        ]
     timed = [e for e in events if e.get("ph") == "X"]
     start = min((e["ts"] for e in timed), default=0.0)
     for e in timed:
         e["ts"] = round(e["ts"] - start, 3)
     try:
         with open(config.trace, "w") as f:
-            json.dump({"dist-trace": VERSION, "displayTimeUnit": "ms",
-                       "traceEvents": events}, f, indent=0)
+            json.dump(
+                {"dist-trace": VERSION, "displayTimeUnit": "ms", "traceEvents": events}, f, indent=0
+            )
     except OSError as e:
         fail(f"--trace {config.trace}: {e.strerror}")
     config.say(f"trace of {config.n} processes written to {config.trace}")
