@@ -148,102 +148,38 @@ def main():
                     stderr=subprocess.DEVNULL,
                 )
                 out = os.path.join(tmp, "out.mlir")
-                configs = [("floor", [dist_opt, dist, "-o", out])]
-                configs += [(p, [dist_opt, dist, f"--{p}", "-o", out]) for p in PASSES]
+
+                def on(tool, source, *flags):
+                    return [tool, source, *flags, "-o", out]
+
+                nv, wall, one = (
+                    "--verify-each=false",
+                    "--dist-pass-wall-time",
+                    "--mlir-disable-threading",
+                )
+                auto, emit = "--dist-auto-parallel", "--emit-bytecode"
+                configs = [("floor", on(dist_opt, dist))]
+                configs += [(p, on(dist_opt, dist, f"--{p}")) for p in PASSES]
+                configs += [(f"{p}-alone", on(dist_opt, dist, f"--{p}", nv, wall)) for p in PASSES]
                 configs += [
-                    (
-                        f"{p}-alone",
-                        [
-                            dist_opt,
-                            dist,
-                            f"--{p}",
-                            "--verify-each=false",
-                            "--dist-pass-wall-time",
-                            "-o",
-                            out,
-                        ],
-                    )
-                    for p in PASSES
-                ]
-                configs += [
-                    ("pipeline", [dist_opt, dist, "--dist-auto-parallel", "-o", out]),
-                    (
-                        "pipeline-nv",
-                        [dist_opt, dist, "--dist-auto-parallel", "--verify-each=false", "-o", out],
-                    ),
-                    (
-                        "pipeline-1thread",
-                        [
-                            dist_opt,
-                            dist,
-                            "--dist-auto-parallel",
-                            "--mlir-disable-threading",
-                            "-o",
-                            out,
-                        ],
-                    ),
+                    ("pipeline", on(dist_opt, dist, auto)),
+                    ("pipeline-nv", on(dist_opt, dist, auto, nv)),
+                    ("pipeline-1thread", on(dist_opt, dist, auto, one)),
                     # The passes' own time (no parse, print or verifier).
-                    (
-                        "passes",
-                        [
-                            dist_opt,
-                            dist,
-                            "--dist-auto-parallel",
-                            "--verify-each=false",
-                            "--dist-pass-wall-time",
-                            "-o",
-                            out,
-                        ],
-                    ),
-                    (
-                        "passes-1thread",
-                        [
-                            dist_opt,
-                            dist,
-                            "--dist-auto-parallel",
-                            "--verify-each=false",
-                            "--dist-pass-wall-time",
-                            "--mlir-disable-threading",
-                            "-o",
-                            out,
-                        ],
-                    ),
-                    (
-                        "mlir-opt-floor",
-                        [mlir_opt, generic, "--allow-unregistered-dialect", "-o", out],
-                    ),
+                    ("passes", on(dist_opt, dist, auto, nv, wall)),
+                    ("passes-1thread", on(dist_opt, dist, auto, nv, wall, one)),
+                    ("mlir-opt-floor", on(mlir_opt, generic, "--allow-unregistered-dialect")),
                     (
                         "mlir-opt-canonicalize",
-                        [
-                            mlir_opt,
-                            generic,
-                            "--allow-unregistered-dialect",
-                            "--canonicalize",
-                            "-o",
-                            out,
-                        ],
+                        on(mlir_opt, generic, "--allow-unregistered-dialect", "--canonicalize"),
                     ),
                     # The bytecode route, bytecode in and out, against its
                     # own floor (read, verify, write).
-                    ("bytecode-floor", [dist_opt, bytecode, "--emit-bytecode", "-o", out]),
-                    (
-                        "bytecode-pipeline",
-                        [dist_opt, bytecode, "--dist-auto-parallel", "--emit-bytecode", "-o", out],
-                    ),
-                    (
-                        "bytecode-pipeline-nv",
-                        [
-                            dist_opt,
-                            bytecode,
-                            "--dist-auto-parallel",
-                            "--verify-each=false",
-                            "--emit-bytecode",
-                            "-o",
-                            out,
-                        ],
-                    ),
-                    ("shard-floor", [mlir_opt, shard, "-o", out]),
-                    ("shard", [mlir_opt, shard, f"--pass-pipeline={SHARD_PIPELINE}", "-o", out]),
+                    ("bytecode-floor", on(dist_opt, bytecode, emit)),
+                    ("bytecode-pipeline", on(dist_opt, bytecode, auto, emit)),
+                    ("bytecode-pipeline-nv", on(dist_opt, bytecode, auto, nv, emit)),
+                    ("shard-floor", on(mlir_opt, shard)),
+                    ("shard", on(mlir_opt, shard, f"--pass-pipeline={SHARD_PIPELINE}")),
                 ]
                 row = {"shape": shape, "size": size, "ops": count_ops(dist), "configs": {}}
                 for name, cmd in configs:

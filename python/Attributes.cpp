@@ -62,41 +62,19 @@ TensorDist makeTensorDist(const Mesh &mesh, std::vector<int64_t> dims,
 
 /// dist.Attribute: any MLIR attribute.
 void bindAttribute(py::module_ &m) {
-  py::class_<Attribute>(m, "Attribute", "An MLIR attribute.")
-      .def_static(
-          "parse",
-          [](const std::string &text, std::optional<Context> context) {
-            ContextRef ctx = contextOf(context);
-            MlirAttribute a = checked<MlirAttribute>(
-                *ctx, "invalid attribute '" + text + "'",
-                [&] { return mlirAttributeParseGet(ctx->get(), toRef(text)); });
-            return wrapAttribute(ctx, a);
-          },
-          py::arg("text"), py::arg("context") = py::none(),
-          "Parses an attribute from its IR text.")
-      .def("__str__",
-           [](const Attribute &a) {
-             a.ctx->get();
-             return print(a.attr);
-           })
-      .def("__repr__",
-           [](const Attribute &a) {
-             a.ctx->get();
-             return "Attribute(" + print(a.attr) + ")";
-           })
-      .def("__eq__",
-           [](const Attribute &a, py::object other) {
-             if (!py::isinstance<Attribute>(other))
-               return false;
-             const Attribute &b = other.cast<const Attribute &>();
-             return a.ctx == b.ctx && mlirAttributeEqual(a.attr, b.attr);
-           })
-      .def("__hash__",
-           [](const Attribute &a) {
-             return std::hash<const void *>()(a.attr.ptr);
-           })
-      .def_property_readonly("context",
-                             [](const Attribute &a) { return Context{a.ctx}; });
+  py::class_<Attribute> cls(m, "Attribute", "An MLIR attribute.");
+  cls.def_static(
+      "parse",
+      [](const std::string &text, std::optional<Context> context) {
+        ContextRef ctx = contextOf(context);
+        MlirAttribute a = checked<MlirAttribute>(
+            *ctx, "invalid attribute '" + text + "'",
+            [&] { return mlirAttributeParseGet(ctx->get(), toRef(text)); });
+        return wrapAttribute(ctx, a);
+      },
+      py::arg("text"), py::arg("context") = py::none(),
+      "Parses an attribute from its IR text.");
+  bindContextHandle(cls, "Attribute", &Attribute::attr, mlirAttributeEqual);
 }
 
 /// dist.Mesh: the #dist.mesh attribute and its arithmetic.
@@ -110,31 +88,27 @@ void bindMesh(py::module_ &m) {
       .def_property_readonly(
           "shape",
           [](const Mesh &mesh) {
-            std::vector<int64_t> shape;
-            for (intptr_t a = 0, e = mlirDistMeshAttrGetRank(mesh.attr); a < e;
-                 ++a)
-              shape.push_back(mlirDistMeshAttrGetAxisSize(mesh.attr, a));
-            return shape;
+            return listOf(mlirDistMeshAttrGetRank(mesh.attr), [&](intptr_t a) {
+              return mlirDistMeshAttrGetAxisSize(mesh.attr, a);
+            });
           },
           "The size of each mesh axis.")
       .def_property_readonly(
           "names",
           [](const Mesh &mesh) {
-            std::vector<std::string> names;
-            for (intptr_t a = 0, e = mlirDistMeshAttrGetNumNames(mesh.attr);
-                 a < e; ++a)
-              names.push_back(toString(mlirDistMeshAttrGetName(mesh.attr, a)));
-            return names;
+            return listOf(
+                mlirDistMeshAttrGetNumNames(mesh.attr), [&](intptr_t a) {
+                  return toString(mlirDistMeshAttrGetName(mesh.attr, a));
+                });
           },
           "The axis names (empty when the axes are unnamed).")
       .def_property_readonly(
           "process_ids",
           [](const Mesh &mesh) {
-            std::vector<int64_t> ids;
-            for (int64_t p = 0, e = mlirDistMeshAttrGetNumProcesses(mesh.attr);
-                 p < e; ++p)
-              ids.push_back(mlirDistMeshAttrGetProcessId(mesh.attr, p));
-            return ids;
+            return listOf(mlirDistMeshAttrGetNumProcesses(mesh.attr),
+                          [&](intptr_t p) {
+                            return mlirDistMeshAttrGetProcessId(mesh.attr, p);
+                          });
           },
           "The process at each mesh position, row-major.")
       .def_property_readonly(
@@ -197,11 +171,9 @@ void bindTensorDist(py::module_ &m) {
       .def_property_readonly(
           "dims_mapping",
           [](const TensorDist &d) {
-            std::vector<int64_t> dims;
-            for (intptr_t i = 0, e = mlirDistTensorAttrGetRank(d.attr); i < e;
-                 ++i)
-              dims.push_back(mlirDistTensorAttrGetDimMapping(d.attr, i));
-            return dims;
+            return listOf(mlirDistTensorAttrGetRank(d.attr), [&](intptr_t i) {
+              return mlirDistTensorAttrGetDimMapping(d.attr, i);
+            });
           },
           "The mesh axis of each tensor dim, -1 for replicated.")
       .def_property_readonly(

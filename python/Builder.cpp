@@ -156,10 +156,9 @@ py::list appendOp(FunctionBuilder &f, const std::string &name,
       checked<MlirOperation>(*f.module->ctx, "cannot create '" + name + "'",
                              [&] { return mlirOperationCreate(&op); });
   mlirBlockAppendOwnedOperation(f.block, created);
-  py::list results;
-  for (intptr_t r = 0, e = mlirOperationGetNumResults(created); r < e; ++r)
-    results.append(f.wrap(mlirOperationGetResult(created, r)));
-  return results;
+  return listOf(mlirOperationGetNumResults(created), [&](intptr_t r) {
+    return f.wrap(mlirOperationGetResult(created, r));
+  });
 }
 
 void finishFunction(FunctionBuilder &f, const std::vector<Value> &returned,
@@ -294,11 +293,9 @@ void bindFunctionBuilder(py::module_ &m) {
           "arguments",
           [](const FunctionBuilder &f) {
             f.context();
-            py::list args;
-            for (intptr_t i = 0, e = mlirBlockGetNumArguments(f.block); i < e;
-                 ++i)
-              args.append(f.wrap(mlirBlockGetArgument(f.block, i)));
-            return args;
+            return listOf(mlirBlockGetNumArguments(f.block), [&](intptr_t i) {
+              return f.wrap(mlirBlockGetArgument(f.block, i));
+            });
           })
       .def("append", &appendOp, py::arg("name"), py::arg("operands"),
            py::arg("result_types"), py::arg("attributes"),

@@ -83,6 +83,17 @@ void verifyModuleDistributions(Module &module) {
       mlirLogicalResultIsFailure);
 }
 
+/// What `count` and `get` list of operation `o` (its operands, results or
+/// regions), as `Part`s of its module.
+template <typename Part, typename Handle>
+py::list partsOf(const Operation &o, intptr_t (*count)(MlirOperation),
+                 Handle (*get)(MlirOperation, intptr_t)) {
+  MlirOperation op = o.get();
+  return listOf(count(op), [&](intptr_t i) {
+    return Part{o.module, o.generation, get(op, i)};
+  });
+}
+
 py::list operationsOf(const ModuleRef &module, uint64_t generation,
                       MlirBlock block) {
   py::list ops;
@@ -123,13 +134,13 @@ void bindContext(py::module_ &m) {
 
 /// dist.Value: an SSA value, its type, owner and users.
 void bindValue(py::module_ &m) {
-  py::class_<Value>(m, "Value", "An SSA value.")
-      .def_property_readonly(
-          "type",
-          [](const Value &v) {
-            return wrapType(v.context(), mlirValueGetType(v.get()));
-          },
-          "The value's type.")
+  py::class_<Value> cls(m, "Value", "An SSA value.");
+  cls.def_property_readonly(
+         "type",
+         [](const Value &v) {
+           return wrapType(v.context(), mlirValueGetType(v.get()));
+         },
+         "The value's type.")
       .def_property_readonly(
           "owner",
           [](const Value &v) -> py::object {
@@ -159,32 +170,27 @@ void bindValue(py::module_ &m) {
             return users;
           },
           "The operations that use the value, each once (no order promised).")
-      .def("__eq__",
-           [](const Value &a, py::object other) -> py::object {
-             if (!py::isinstance<Value>(other))
-               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-             return py::bool_(
-                 mlirValueEqual(a.get(), other.cast<const Value &>().get()));
-           })
-      .def(
-          "__hash__",
-          [](const Value &v) { return std::hash<const void *>()(v.get().ptr); })
       .def("__str__", [](const Value &v) {
         std::string s;
         mlirValuePrint(v.get(), append, &s);
         return s;
       });
+  bindIdentity(
+      cls, [](const Value &v) { return v.get(); },
+      [](const Value &a, const Value &b) {
+        return mlirValueEqual(a.get(), b.get());
+      });
 }
 
 /// dist.Operation: an op of a module, read-only.
 void bindOperation(py::module_ &m) {
-  py::class_<Operation>(m, "Operation", "An operation of a module.")
-      .def_property_readonly(
-          "name",
-          [](const Operation &o) {
-            return toString(mlirIdentifierStr(mlirOperationGetName(o.get())));
-          },
-          "The op's name, e.g. 'dist.allreduce'.")
+  py::class_<Operation> cls(m, "Operation", "An operation of a module.");
+  cls.def_property_readonly(
+         "name",
+         [](const Operation &o) {
+           return toString(mlirIdentifierStr(mlirOperationGetName(o.get())));
+         },
+         "The op's name, e.g. 'dist.allreduce'.")
       .def_property_readonly(
           "location",
           [](const Operation &o) {
@@ -216,35 +222,22 @@ void bindOperation(py::module_ &m) {
       .def_property_readonly(
           "operands",
           [](const Operation &o) {
-            MlirOperation op = o.get();
-            py::list values;
-            for (intptr_t i = 0, e = mlirOperationGetNumOperands(op); i < e;
-                 ++i)
-              values.append(Value{o.module, o.generation,
-                                  mlirOperationGetOperand(op, i), nullptr});
-            return values;
+            return partsOf<Value>(o, mlirOperationGetNumOperands,
+                                  mlirOperationGetOperand);
           },
           "The operand values.")
       .def_property_readonly(
           "results",
           [](const Operation &o) {
-            MlirOperation op = o.get();
-            py::list values;
-            for (intptr_t i = 0, e = mlirOperationGetNumResults(op); i < e; ++i)
-              values.append(Value{o.module, o.generation,
-                                  mlirOperationGetResult(op, i), nullptr});
-            return values;
+            return partsOf<Value>(o, mlirOperationGetNumResults,
+                                  mlirOperationGetResult);
           },
           "The result values.")
       .def_property_readonly(
           "regions",
           [](const Operation &o) {
-            MlirOperation op = o.get();
-            py::list regions;
-            for (intptr_t i = 0, e = mlirOperationGetNumRegions(op); i < e; ++i)
-              regions.append(Region{o.module, o.generation,
-                                    mlirOperationGetRegion(op, i)});
-            return regions;
+            return partsOf<Region>(o, mlirOperationGetNumRegions,
+                                   mlirOperationGetRegion);
           },
           "The op's regions.")
       .def(
@@ -263,19 +256,13 @@ void bindOperation(py::module_ &m) {
             return py::cast(Operation{o.module, o.generation, next});
           },
           "The op after this one in its block; None for the last.")
-      .def("__eq__",
-           [](const Operation &a, py::object other) -> py::object {
-             if (!py::isinstance<Operation>(other))
-               return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-             return py::bool_(mlirOperationEqual(
-                 a.get(), other.cast<const Operation &>().get()));
-           })
-      .def("__hash__",
-           [](const Operation &o) {
-             return std::hash<const void *>()(o.get().ptr);
-           })
       .def("__str__", [](const Operation &o) {
         return printOperation(o.get(), false, false);
+      });
+  bindIdentity(
+      cls, [](const Operation &o) { return o.get(); },
+      [](const Operation &a, const Operation &b) {
+        return mlirOperationEqual(a.get(), b.get());
       });
 }
 
@@ -298,12 +285,10 @@ void bindRegionsAndBlocks(py::module_ &m) {
           [](const Block &b) {
             Operation check{b.module, b.generation, MlirOperation{nullptr}};
             check.get();
-            py::list args;
-            for (intptr_t i = 0, e = mlirBlockGetNumArguments(b.block); i < e;
-                 ++i)
-              args.append(Value{b.module, b.generation,
-                                mlirBlockGetArgument(b.block, i), nullptr});
-            return args;
+            return listOf(mlirBlockGetNumArguments(b.block), [&](intptr_t i) {
+              return Value{b.module, b.generation,
+                           mlirBlockGetArgument(b.block, i), nullptr};
+            });
           })
       .def_property_readonly("operations", [](const Block &b) {
         Operation check{b.module, b.generation, MlirOperation{nullptr}};

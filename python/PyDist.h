@@ -59,6 +59,34 @@ template <size_t N> MlirStringRef toRef(const char (&literal)[N]) {
 /// Appends printed text to a std::string (an MlirStringCallback).
 void append(MlirStringRef text, void *userData);
 
+/// The list of `make(i)` for i in [0, count): an op's operands, results or
+/// regions, a block's arguments.
+template <typename Make> pybind11::list listOf(intptr_t count, Make make) {
+  pybind11::list out;
+  for (intptr_t i = 0; i < count; ++i)
+    out.append(make(i));
+  return out;
+}
+
+/// __eq__ and __hash__ of a class wrapping an MLIR handle: two of its objects
+/// are equal when `equal` says so (any other object is NotImplemented, so
+/// that Python asks it); the hash is the pointer of the handle that `handle`
+/// gives (checking, where it does, that the object is still usable).
+template <typename T, typename... Options, typename Handle, typename Equal>
+void bindIdentity(pybind11::class_<T, Options...> &cls, Handle handle,
+                  Equal equal) {
+  cls.def("__eq__",
+          [equal](const T &a, pybind11::object other) -> pybind11::object {
+            if (!pybind11::isinstance<T>(other))
+              return pybind11::reinterpret_borrow<pybind11::object>(
+                  Py_NotImplemented);
+            return pybind11::bool_(equal(a, other.cast<const T &>()));
+          });
+  cls.def("__hash__", [handle](const T &x) {
+    return std::hash<const void *>()(handle(x).ptr);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Diagnostics and contexts
 //===----------------------------------------------------------------------===//
@@ -170,6 +198,31 @@ py::object wrapType(ContextRef ctx, MlirType type);
 
 std::string print(MlirAttribute attr);
 std::string print(MlirType type);
+
+/// The Python protocol of dist.Attribute and dist.Type, which wrap a handle
+/// (`member`) of a context: str is its IR text, repr `Kind(text)`, `context`
+/// its context, and two are equal in one context when `equal` says so.
+template <typename T, typename Handle>
+void bindContextHandle(py::class_<T> &cls, const char *kind, Handle T::*member,
+                       bool (*equal)(Handle, Handle)) {
+  cls.def("__str__",
+          [member](const T &x) {
+            x.ctx->get();
+            return print(x.*member);
+          })
+      .def("__repr__",
+           [member, kind](const T &x) {
+             x.ctx->get();
+             return std::string(kind) + "(" + print(x.*member) + ")";
+           })
+      .def_property_readonly("context",
+                             [](const T &x) { return Context{x.ctx}; });
+  bindIdentity(
+      cls, [member](const T &x) { return x.*member; },
+      [member, equal](const T &a, const T &b) {
+        return a.ctx == b.ctx && equal(a.*member, b.*member);
+      });
+}
 
 /// The entries of `dict` ({name: dist.Attribute}) as named attributes, each
 /// of context `ctx` (`what` names an entry in the error: "attribute").

@@ -38,33 +38,16 @@ TensorType makeTensorType(std::vector<int64_t> shape, py::object elementType,
 
 /// dist.Type: any MLIR type.
 void bindType(py::module_ &m) {
-  py::class_<Type>(m, "Type", "An MLIR type.")
-      .def_static(
-          "parse",
-          [](const std::string &text, std::optional<Context> context) {
-            ContextRef ctx = contextOf(context);
-            return wrapType(ctx, parseType(ctx, text));
-          },
-          py::arg("text"), py::arg("context") = py::none(),
-          "Parses a type from its IR text.")
-      .def("__str__",
-           [](const Type &t) {
-             t.ctx->get();
-             return print(t.type);
-           })
-      .def("__repr__",
-           [](const Type &t) { return "Type(" + print(t.type) + ")"; })
-      .def("__eq__",
-           [](const Type &a, py::object other) {
-             if (!py::isinstance<Type>(other))
-               return false;
-             const Type &b = other.cast<const Type &>();
-             return a.ctx == b.ctx && mlirTypeEqual(a.type, b.type);
-           })
-      .def("__hash__",
-           [](const Type &t) { return std::hash<const void *>()(t.type.ptr); })
-      .def_property_readonly("context",
-                             [](const Type &t) { return Context{t.ctx}; });
+  py::class_<Type> cls(m, "Type", "An MLIR type.");
+  cls.def_static(
+      "parse",
+      [](const std::string &text, std::optional<Context> context) {
+        ContextRef ctx = contextOf(context);
+        return wrapType(ctx, parseType(ctx, text));
+      },
+      py::arg("text"), py::arg("context") = py::none(),
+      "Parses a type from its IR text.");
+  bindContextHandle(cls, "Type", &Type::type, mlirTypeEqual);
 }
 
 /// dist.TensorType: ranked tensors, encoded or not.
@@ -78,10 +61,9 @@ void bindTensorType(py::module_ &m) {
       .def_property_readonly(
           "shape",
           [](const TensorType &t) {
-            std::vector<int64_t> shape;
-            for (intptr_t d = 0; d < mlirShapedTypeGetRank(t.type); ++d)
-              shape.push_back(mlirShapedTypeGetDimSize(t.type, d));
-            return shape;
+            return listOf(mlirShapedTypeGetRank(t.type), [&](intptr_t d) {
+              return mlirShapedTypeGetDimSize(t.type, d);
+            });
           },
           "The local (per-process) shape.")
       .def_property_readonly(

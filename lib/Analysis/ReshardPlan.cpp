@@ -12,20 +12,17 @@ using namespace mlir;
 using namespace mlir::dist;
 
 StringRef mlir::dist::getStepOpName(ReshardStep::Kind kind) {
-  switch (kind) {
-  case ReshardStep::Kind::AllReduce:
-    return "dist.allreduce";
-  case ReshardStep::Kind::AllGather:
-    return "dist.all_gather";
-  case ReshardStep::Kind::ReduceScatter:
-    return "dist.reduce_scatter";
-  case ReshardStep::Kind::AllToAll:
-    return "dist.all_to_all";
-  case ReshardStep::Kind::AllSlice:
-    return "dist.all_slice";
-  case ReshardStep::Kind::MakePartial:
-    return "dist.make_partial";
-  }
+  using Kind = ReshardStep::Kind;
+  static const std::pair<Kind, StringRef> names[] = {
+      {Kind::AllReduce, "dist.allreduce"},
+      {Kind::AllGather, "dist.all_gather"},
+      {Kind::ReduceScatter, "dist.reduce_scatter"},
+      {Kind::AllToAll, "dist.all_to_all"},
+      {Kind::AllSlice, "dist.all_slice"},
+      {Kind::MakePartial, "dist.make_partial"}};
+  for (auto [k, name] : names)
+    if (k == kind)
+      return name;
   llvm_unreachable("unknown step kind");
 }
 
@@ -120,6 +117,14 @@ public:
       return llvm::all_of(dist.getPartials(),
                           [&](auto p) { return p.second == kind; });
     };
+    // A whole (split or replicated) axis may become a partial view of
+    // every kind that stays viewable.
+    auto addPartialViews = [&](int64_t axis) {
+      for (ReductionKind kind : kinds)
+        if (viewable(kind))
+          add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
+              kind);
+    };
     for (int64_t axis = 0; axis < mesh.getRank(); ++axis) {
       AxisState state = getAxisState(dist, axis);
       switch (state.kind) {
@@ -136,18 +141,12 @@ public:
         add(ReshardStep::Kind::AllGather, axis, AxisState::replicated());
         for (int64_t d : freeDims())
           add(ReshardStep::Kind::AllToAll, axis, AxisState::split(d));
-        for (ReductionKind kind : kinds)
-          if (viewable(kind))
-            add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
-                kind);
+        addPartialViews(axis);
         break;
       case AxisState::Kind::Replicated:
         for (int64_t d : freeDims())
           add(ReshardStep::Kind::AllSlice, axis, AxisState::split(d));
-        for (ReductionKind kind : kinds)
-          if (viewable(kind))
-            add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
-                kind);
+        addPartialViews(axis);
         break;
       }
     }

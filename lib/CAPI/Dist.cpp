@@ -233,10 +233,11 @@ static InFlightDiagnostic report(MLIRContext *ctx, const char *function) {
   return emitError(UnknownLoc::get(ctx)) << function << ": ";
 }
 
-/// `attr` as a `T`, or null after a diagnostic (none for a null `attr`).
-template <typename T>
-static T expect(MlirAttribute attr, const char *function, const char *what) {
-  Attribute a = unwrap(attr);
+/// The attribute or type `handle` as a `T`, or null after a diagnostic
+/// (none for a null `handle`).
+template <typename T, typename Handle>
+static T expect(Handle handle, const char *function, const char *what) {
+  auto a = unwrap(handle);
   if (!a)
     return T();
   if (auto typed = dyn_cast<T>(a))
@@ -262,6 +263,26 @@ static bool inRange(MLIRContext *ctx, const char *function, const char *what,
                         << size << ")";
   return false;
 }
+
+/// Element `index` of what `elements` lists of the attribute `attr` (as
+/// `expectAttr` reads it), converted by `convert`; `invalid`, reported, when
+/// `attr` is not such an attribute or `index` is out of range.
+template <typename AttrTy, typename R, typename Elements, typename Convert>
+static R elementAt(AttrTy (*expectAttr)(MlirAttribute, const char *),
+                   MlirAttribute attr, const char *function, const char *what,
+                   intptr_t index, R invalid, Elements elements,
+                   Convert convert) {
+  AttrTy a = expectAttr(attr, function);
+  if (!a)
+    return invalid;
+  auto items = elements(a);
+  if (!inRange(a.getContext(), function, what, index, items.size()))
+    return invalid;
+  return convert(items[index]);
+}
+
+/// The identity, for elementAt on elements that need no conversion.
+static int64_t asIs(int64_t value) { return value; }
 
 /// Whether `axes` are distinct axes of `mesh`; reports otherwise.
 static bool checkAxes(MeshAttr mesh, const char *function, intptr_t numAxes,
@@ -399,11 +420,9 @@ intptr_t mlirDistMeshAttrGetRank(MlirAttribute mesh) {
 }
 
 int64_t mlirDistMeshAttrGetAxisSize(MlirAttribute mesh, intptr_t axis) {
-  const char *fn = "mlirDistMeshAttrGetAxisSize";
-  MeshAttr m = expectMesh(mesh, fn);
-  if (!m || !inRange(m.getContext(), fn, "mesh axis", axis, m.getRank()))
-    return -1;
-  return m.getAxisSize(axis);
+  return elementAt(
+      expectMesh, mesh, "mlirDistMeshAttrGetAxisSize", "mesh axis", axis,
+      int64_t(-1), [](MeshAttr m) { return m.getShape(); }, asIs);
 }
 
 int64_t mlirDistMeshAttrGetNumProcesses(MlirAttribute mesh) {
@@ -412,12 +431,10 @@ int64_t mlirDistMeshAttrGetNumProcesses(MlirAttribute mesh) {
 }
 
 int64_t mlirDistMeshAttrGetProcessId(MlirAttribute mesh, intptr_t position) {
-  const char *fn = "mlirDistMeshAttrGetProcessId";
-  MeshAttr m = expectMesh(mesh, fn);
-  if (!m || !inRange(m.getContext(), fn, "mesh position", position,
-                     m.getNumProcesses()))
-    return -1;
-  return m.getProcessIds()[position];
+  return elementAt(
+      expectMesh, mesh, "mlirDistMeshAttrGetProcessId", "mesh position",
+      position, int64_t(-1), [](MeshAttr m) { return m.getProcessIds(); },
+      asIs);
 }
 
 bool mlirDistMeshAttrHasDefaultProcessIds(MlirAttribute mesh) {
@@ -431,12 +448,10 @@ intptr_t mlirDistMeshAttrGetNumNames(MlirAttribute mesh) {
 }
 
 MlirStringRef mlirDistMeshAttrGetName(MlirAttribute mesh, intptr_t axis) {
-  const char *fn = "mlirDistMeshAttrGetName";
-  MeshAttr m = expectMesh(mesh, fn);
-  if (!m ||
-      !inRange(m.getContext(), fn, "named axis", axis, m.getNames().size()))
-    return mlirStringRefCreate(nullptr, 0);
-  return wrap(m.getNames()[axis].getValue());
+  return elementAt(
+      expectMesh, mesh, "mlirDistMeshAttrGetName", "named axis", axis,
+      mlirStringRefCreate(nullptr, 0), [](MeshAttr m) { return m.getNames(); },
+      [](StringAttr name) { return wrap(name.getValue()); });
 }
 
 bool mlirDistMeshAttrGetProcessCoord(MlirAttribute mesh, int64_t process,
@@ -552,12 +567,9 @@ intptr_t mlirDistTensorAttrGetRank(MlirAttribute dist) {
 }
 
 int64_t mlirDistTensorAttrGetDimMapping(MlirAttribute dist, intptr_t dim) {
-  const char *fn = "mlirDistTensorAttrGetDimMapping";
-  TensorDistAttr d = expectDist(dist, fn);
-  if (!d || !inRange(d.getContext(), fn, "tensor dim", dim,
-                     d.getDimsMapping().size()))
-    return -2;
-  return d.getMeshAxis(dim);
+  return elementAt(
+      expectDist, dist, "mlirDistTensorAttrGetDimMapping", "tensor dim", dim,
+      int64_t(-2), [](TensorDistAttr d) { return d.getDimsMapping(); }, asIs);
 }
 
 intptr_t mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist) {
@@ -566,22 +578,21 @@ intptr_t mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist) {
 }
 
 int64_t mlirDistTensorAttrGetPartialAxis(MlirAttribute dist, intptr_t index) {
-  const char *fn = "mlirDistTensorAttrGetPartialAxis";
-  TensorDistAttr d = expectDist(dist, fn);
-  if (!d || !inRange(d.getContext(), fn, "partial index", index,
-                     d.getPartialAxes().size()))
-    return -1;
-  return d.getPartialAxes()[index];
+  return elementAt(
+      expectDist, dist, "mlirDistTensorAttrGetPartialAxis", "partial index",
+      index, int64_t(-1), [](TensorDistAttr d) { return d.getPartialAxes(); },
+      asIs);
 }
 
 MlirDistReductionKind mlirDistTensorAttrGetPartialKind(MlirAttribute dist,
                                                        intptr_t index) {
-  const char *fn = "mlirDistTensorAttrGetPartialKind";
-  TensorDistAttr d = expectDist(dist, fn);
-  if (!d || !inRange(d.getContext(), fn, "partial index", index,
-                     d.getPartialKinds().size()))
-    return MlirDistReductionSum;
-  return static_cast<MlirDistReductionKind>(d.getPartialKinds()[index]);
+  return elementAt(
+      expectDist, dist, "mlirDistTensorAttrGetPartialKind", "partial index",
+      index, MlirDistReductionSum,
+      [](TensorDistAttr d) { return d.getPartialKinds(); },
+      [](ReductionKind kind) {
+        return static_cast<MlirDistReductionKind>(kind);
+      });
 }
 
 MlirAttribute mlirDistTensorAttrOfType(MlirType type) {
@@ -598,30 +609,19 @@ bool mlirTypeIsADistFuture(MlirType type) {
 }
 
 MlirType mlirDistFutureTypeGet(MlirType valueType) {
-  Type t = unwrap(valueType);
-  if (!t)
+  // A future holds a ranked tensor.
+  auto tensor = expect<RankedTensorType>(valueType, "mlirDistFutureTypeGet",
+                                         "a ranked tensor type");
+  if (!tensor)
     return MlirType{nullptr};
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  if (!tensor) {
-    report(t.getContext(), "mlirDistFutureTypeGet")
-        << "a future holds a ranked tensor, got " << t;
-    return MlirType{nullptr};
-  }
-  t.getContext()->getOrLoadDialect<DistDialect>();
-  return wrap(FutureType::get(t.getContext(), tensor));
+  tensor.getContext()->getOrLoadDialect<DistDialect>();
+  return wrap(FutureType::get(tensor.getContext(), tensor));
 }
 
 MlirType mlirDistFutureTypeGetValueType(MlirType future) {
-  Type t = unwrap(future);
-  if (!t)
-    return MlirType{nullptr};
-  auto f = dyn_cast<FutureType>(t);
-  if (!f) {
-    report(t.getContext(), "mlirDistFutureTypeGetValueType")
-        << "expected a !dist.future, got " << t;
-    return MlirType{nullptr};
-  }
-  return wrap(Type(f.getValueType()));
+  auto f = expect<FutureType>(future, "mlirDistFutureTypeGetValueType",
+                              "a !dist.future");
+  return wrap(f ? Type(f.getValueType()) : Type());
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,7 +19,7 @@
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
 
@@ -708,6 +708,23 @@ static Value anyNonFinite(OpBuilder &b, Location loc, Value grad) {
 }
 
 namespace {
+/// dist.scale: elementwise times its constant factor.
+struct ScaleLowering : public StaticShapeLowering<ScaleOp> {
+  using StaticShapeLowering::StaticShapeLowering;
+
+  LogicalResult
+  lowerStatic(ScaleOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getType());
+    Value factor = arith::ConstantOp::create(
+        rewriter, op.getLoc(), elementType,
+        rewriter.getFloatAttr(elementType, op.getFactor().convertToDouble()));
+    rewriter.replaceOp(
+        op, buildScaled(rewriter, op.getLoc(), adaptor.getInput(), factor));
+    return success();
+  }
+};
+
 struct CheckFiniteAndUnscaleLowering
     : public StaticShapeLowering<CheckFiniteAndUnscaleOp> {
   using StaticShapeLowering::StaticShapeLowering;
@@ -801,21 +818,6 @@ struct LookupLowering : public StaticShapeLowering<OpTy> {
   }
 };
 
-struct ScaleLowering : public StaticShapeLowering<ScaleOp> {
-  using StaticShapeLowering::StaticShapeLowering;
-
-  LogicalResult
-  lowerStatic(ScaleOp op, OpAdaptor adaptor,
-              ConversionPatternRewriter &rewriter) const override {
-    Type elementType = getElementTypeOrSelf(op.getType());
-    Value factor = arith::ConstantOp::create(
-        rewriter, op.getLoc(), elementType,
-        rewriter.getFloatAttr(elementType, op.getFactor().convertToDouble()));
-    rewriter.replaceOp(
-        op, buildScaled(rewriter, op.getLoc(), adaptor.getInput(), factor));
-    return success();
-  }
-};
 } // namespace
 
 void mlir::dist::populateDistToLinalgConversionPatterns(
@@ -841,12 +843,12 @@ void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {
 
 namespace {
 struct ConvertDistToLinalgPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::ConvertDistToLinalgBase<ConvertDistToLinalgPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
-    MLIRContext *ctx = &getContext();
+  void runOnCompleted(ModuleOp module) override {
+    MLIRContext *ctx = module.getContext();
     DistTypeConverter converter;
     ConversionTarget target(*ctx);
     configureDistConversionTarget(target, converter);
@@ -854,8 +856,7 @@ struct ConvertDistToLinalgPass
     RewritePatternSet patterns(ctx);
     populateDistEncodingDropPatterns(converter, patterns);
     populateDistToLinalgConversionPatterns(converter, patterns);
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -19,7 +19,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 #include "dist/Runtime/DistRuntime.h"
 
@@ -451,6 +451,20 @@ startInRuntime(DistToMPIState &state, ConversionPatternRewriter &rewriter,
   return Started{recv, request};
 }
 
+/// Waits in the runtime for the collective `op` started as `request`.
+static LogicalResult waitInRuntime(DistToMPIState &state,
+                                   ConversionPatternRewriter &rewriter,
+                                   Operation *op, Value request) {
+  func::FuncOp wait = state.getRuntimeFunction(
+      rewriter, op, DIST_RUNTIME_WAIT,
+      rewriter.getFunctionType({rewriter.getI64Type()}, {}),
+      /*cInterface=*/false);
+  if (!wait)
+    return failure();
+  func::CallOp::create(rewriter, op->getLoc(), wait, ValueRange{request});
+  return success();
+}
+
 namespace {
 /// A lowering pattern that reads and extends the conversion's shared state
 /// (coordinates, communicators, runtime declarations).
@@ -464,128 +478,6 @@ public:
 protected:
   DistToMPIState &state;
 };
-} // namespace
-
-namespace {
-/// Lowers the three collectives: each says what it contributes and how it
-/// reduces; issuing (blocking or not) is shared.
-template <typename OpTy>
-class CollectiveLowering : public DistToMPIPattern<OpTy> {
-public:
-  using DistToMPIPattern<OpTy>::DistToMPIPattern;
-  using DistToMPIPattern<OpTy>::state;
-
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto collective = cast<CollectiveOpInterface>(op.getOperation());
-    if (!collective.isAsync() && !communicates(op)) {
-      rewriter.replaceOp(op, adaptor.getInput());
-      return success();
-    }
-    FailureOr<Reduction> reduction = checkReduction(collective, getKind(op));
-    if (failed(reduction))
-      return failure();
-    Location loc = op.getLoc();
-    Value contribution = getContribution(rewriter, op, adaptor.getInput());
-    Value widened =
-        convertElements(rewriter, loc, contribution, reduction->elementType);
-    auto widenedType = cast<RankedTensorType>(widened.getType());
-    RankedTensorType resultType = cast<RankedTensorType>(
-        dropDistEncoding(collective.getResultTensorType()));
-    int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
-
-    Value comm;
-    if (communicates(op)) {
-      comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
-      if (!comm ||
-          failed(traceCollective(state, rewriter, collective, describeHow(op),
-                                 reduction->elementType,
-                                 widenedType.getNumElements(), comm)))
-        return failure();
-    }
-
-    if (!collective.isAsync()) {
-      Value flat = flatten(rewriter, loc, widened);
-      Value out = memref::AllocOp::create(rewriter, loc,
-                                          cast<MemRefType>(flat.getType()));
-      mpi::AllReduceOp::create(rewriter, loc, Type(), flat, out,
-                               reduction->mpiKind, comm);
-      if (comm && failed(traceIssued(state, rewriter, op)))
-        return failure();
-      Value result = unflatten(rewriter, loc, out, widenedType);
-      if (reduction->kind == DIST_REDUCE_AVG)
-        result = averageOver(rewriter, loc, result, groupSize);
-      rewriter.replaceOp(op, convertElements(rewriter, loc, result,
-                                             resultType.getElementType()));
-      return success();
-    }
-
-    // Asynchronous: the future becomes the receive buffer and the request.
-    Value flat = flatten(rewriter, loc, widened);
-    if (!communicates(op)) {
-      // Nothing to exchange: the receive buffer is a copy, and there is
-      // nothing to wait for.
-      Value recv = memref::AllocOp::create(rewriter, loc,
-                                           cast<MemRefType>(flat.getType()));
-      memref::CopyOp::create(rewriter, loc, flat, recv);
-      Value none = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getI64IntegerAttr(DIST_REQUEST_NONE));
-      rewriter.replaceOpWithMultiple(op, {{recv, none}});
-      return success();
-    }
-    FailureOr<Started> started = startInRuntime(
-        state, rewriter, op, DIST_RUNTIME_IALLREDUCE_PREFIX, flat,
-        widenedType.getNumElements(), reduction->kind, comm);
-    if (failed(started))
-      return failure();
-    rewriter.replaceOpWithMultiple(op, {{started->recv, started->request}});
-    return success();
-  }
-
-private:
-  static std::string describeHow(OpTy op) {
-    if constexpr (std::is_same_v<OpTy, BroadcastOp>)
-      return "from root " + std::to_string(op.getRoot());
-    else
-      return stringifyReductionKind(getKind(op)).str();
-  }
-
-  static ReductionKind getKind(OpTy op) {
-    if constexpr (std::is_same_v<OpTy, AllReduceOp>)
-      return op.getKind();
-    // A broadcast sums a contribution only the root makes.
-    return ReductionKind::Sum;
-  }
-
-  /// Whether the op moves data between processes (c_identity does not).
-  static bool communicates(OpTy) { return !std::is_same_v<OpTy, CIdentityOp>; }
-
-  /// What this process puts into the reduction. For a broadcast: its input
-  /// at the group-local root, zeros elsewhere, so that a sum hands the
-  /// root's value to every member (exact but for -0.0).
-  Value getContribution(ConversionPatternRewriter &rewriter, OpTy op,
-                        Value input) const {
-    if constexpr (!std::is_same_v<OpTy, BroadcastOp>) {
-      return input;
-    } else {
-      Location loc = op.getLoc();
-      SmallVector<OpFoldResult> coords = getAsOpFoldResult(
-          ValueRange(state.getCoords(rewriter, op, op.getMesh())));
-      Value position = getValueOrCreateConstantIndexOp(
-          rewriter, loc,
-          mesh::buildLinearIndex(rewriter, loc, op.getMesh(), coords,
-                                 op.getAxes()));
-      Value root = arith::ConstantIndexOp::create(rewriter, loc, op.getRoot());
-      Value isRoot = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq, position, root);
-      Value zero =
-          buildZeros(rewriter, loc, cast<RankedTensorType>(input.getType()));
-      return arith::SelectOp::create(rewriter, loc, isRoot, input, zero);
-    }
-  }
-};
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -715,12 +607,15 @@ static Value unpackRedistribution(OpBuilder &b, Location loc, Operation *op,
                                   Value recv);
 
 namespace {
-/// Lowers all_gather, reduce_scatter and all_to_all: pack the operand so
-/// that the group's blocks lead, exchange the flat buffers through the
-/// runtime (blocking: start and wait at once), unpack. The async form's
-/// wait unpacks (WaitLowering, through unpackRedistribution).
+/// Lowers the collectives. The reducing ones (allreduce, broadcast,
+/// c_identity) each say what they contribute and how it reduces, and share
+/// issuing (blocking or not). The redistributing ones (all_gather,
+/// reduce_scatter, all_to_all) pack the operand so that the group's blocks
+/// lead, exchange the flat buffers through the runtime (blocking: start and
+/// wait at once) and unpack; the async form's wait unpacks (WaitLowering,
+/// through unpackRedistribution).
 template <typename OpTy>
-class RedistributeLowering : public DistToMPIPattern<OpTy> {
+class CollectiveLowering : public DistToMPIPattern<OpTy> {
 public:
   using DistToMPIPattern<OpTy>::DistToMPIPattern;
   using DistToMPIPattern<OpTy>::state;
@@ -729,6 +624,84 @@ public:
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto collective = cast<CollectiveOpInterface>(op.getOperation());
+    if constexpr (llvm::is_one_of<OpTy, AllGatherOp, ReduceScatterOp,
+                                  AllToAllOp>::value)
+      return redistribute(op, collective, adaptor, rewriter);
+    else
+      return reduce(op, collective, adaptor, rewriter);
+  }
+
+private:
+  LogicalResult reduce(OpTy op, CollectiveOpInterface collective,
+                       typename OpTy::Adaptor adaptor,
+                       ConversionPatternRewriter &rewriter) const {
+    if (!collective.isAsync() && !communicates(op)) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    FailureOr<Reduction> reduction = checkReduction(collective, getKind(op));
+    if (failed(reduction))
+      return failure();
+    Location loc = op.getLoc();
+    Value contribution = getContribution(rewriter, op, adaptor.getInput());
+    Value widened =
+        convertElements(rewriter, loc, contribution, reduction->elementType);
+    auto widenedType = cast<RankedTensorType>(widened.getType());
+    RankedTensorType resultType = cast<RankedTensorType>(
+        dropDistEncoding(collective.getResultTensorType()));
+    int64_t groupSize = mesh::groupSize(op.getMesh(), op.getAxes());
+
+    Value comm;
+    if (communicates(op)) {
+      comm = state.getComm(rewriter, op, op.getMesh(), op.getAxes());
+      if (!comm ||
+          failed(traceCollective(state, rewriter, collective, describeHow(op),
+                                 reduction->elementType,
+                                 widenedType.getNumElements(), comm)))
+        return failure();
+    }
+
+    if (!collective.isAsync()) {
+      Value flat = flatten(rewriter, loc, widened);
+      Value out = memref::AllocOp::create(rewriter, loc,
+                                          cast<MemRefType>(flat.getType()));
+      mpi::AllReduceOp::create(rewriter, loc, Type(), flat, out,
+                               reduction->mpiKind, comm);
+      if (comm && failed(traceIssued(state, rewriter, op)))
+        return failure();
+      Value result = unflatten(rewriter, loc, out, widenedType);
+      if (reduction->kind == DIST_REDUCE_AVG)
+        result = averageOver(rewriter, loc, result, groupSize);
+      rewriter.replaceOp(op, convertElements(rewriter, loc, result,
+                                             resultType.getElementType()));
+      return success();
+    }
+
+    // Asynchronous: the future becomes the receive buffer and the request.
+    Value flat = flatten(rewriter, loc, widened);
+    if (!communicates(op)) {
+      // Nothing to exchange: the receive buffer is a copy, and there is
+      // nothing to wait for.
+      Value recv = memref::AllocOp::create(rewriter, loc,
+                                           cast<MemRefType>(flat.getType()));
+      memref::CopyOp::create(rewriter, loc, flat, recv);
+      Value none = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getI64IntegerAttr(DIST_REQUEST_NONE));
+      rewriter.replaceOpWithMultiple(op, {{recv, none}});
+      return success();
+    }
+    FailureOr<Started> started = startInRuntime(
+        state, rewriter, op, DIST_RUNTIME_IALLREDUCE_PREFIX, flat,
+        widenedType.getNumElements(), reduction->kind, comm);
+    if (failed(started))
+      return failure();
+    rewriter.replaceOpWithMultiple(op, {{started->recv, started->request}});
+    return success();
+  }
+
+  LogicalResult redistribute(OpTy op, CollectiveOpInterface collective,
+                             typename OpTy::Adaptor adaptor,
+                             ConversionPatternRewriter &rewriter) const {
     RankedTensorType inType = op.getInput().getType();
     RankedTensorType outType = collective.getResultTensorType();
     if (!inType.hasStaticShape())
@@ -768,18 +741,53 @@ public:
       rewriter.replaceOpWithMultiple(op, {{recv, request}});
       return success();
     }
-    func::FuncOp wait = state.getRuntimeFunction(
-        rewriter, op, DIST_RUNTIME_WAIT,
-        rewriter.getFunctionType({rewriter.getI64Type()}, {}),
-        /*cInterface=*/false);
-    if (!wait)
+    if (failed(waitInRuntime(state, rewriter, op, request)))
       return failure();
-    func::CallOp::create(rewriter, loc, wait, ValueRange{request});
     rewriter.replaceOp(op, unpackRedistribution(rewriter, loc, op, recv));
     return success();
   }
 
-private:
+  static std::string describeHow(OpTy op) {
+    if constexpr (std::is_same_v<OpTy, BroadcastOp>)
+      return "from root " + std::to_string(op.getRoot());
+    else
+      return stringifyReductionKind(getKind(op)).str();
+  }
+
+  static ReductionKind getKind(OpTy op) {
+    if constexpr (std::is_same_v<OpTy, AllReduceOp>)
+      return op.getKind();
+    // A broadcast sums a contribution only the root makes.
+    return ReductionKind::Sum;
+  }
+
+  /// Whether the op moves data between processes (c_identity does not).
+  static bool communicates(OpTy) { return !std::is_same_v<OpTy, CIdentityOp>; }
+
+  /// What this process puts into the reduction. For a broadcast: its input
+  /// at the group-local root, zeros elsewhere, so that a sum hands the
+  /// root's value to every member (exact but for -0.0).
+  Value getContribution(ConversionPatternRewriter &rewriter, OpTy op,
+                        Value input) const {
+    if constexpr (!std::is_same_v<OpTy, BroadcastOp>) {
+      return input;
+    } else {
+      Location loc = op.getLoc();
+      SmallVector<OpFoldResult> coords = getAsOpFoldResult(
+          ValueRange(state.getCoords(rewriter, op, op.getMesh())));
+      Value position = getValueOrCreateConstantIndexOp(
+          rewriter, loc,
+          mesh::buildLinearIndex(rewriter, loc, op.getMesh(), coords,
+                                 op.getAxes()));
+      Value root = arith::ConstantIndexOp::create(rewriter, loc, op.getRoot());
+      Value isRoot = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, position, root);
+      Value zero =
+          buildZeros(rewriter, loc, cast<RankedTensorType>(input.getType()));
+      return arith::SelectOp::create(rewriter, loc, isRoot, input, zero);
+    }
+  }
+
   static StringRef prefix() {
     if constexpr (std::is_same_v<OpTy, AllGatherOp>)
       return DIST_RUNTIME_IALLGATHER_PREFIX;
@@ -1030,13 +1038,8 @@ public:
       return rewriter.notifyMatchFailure(op, "future not lowered");
     Value recv = future[0], request = future[1];
     Location loc = op.getLoc();
-    func::FuncOp wait = state.getRuntimeFunction(
-        rewriter, op, DIST_RUNTIME_WAIT,
-        rewriter.getFunctionType({rewriter.getI64Type()}, {}),
-        /*cInterface=*/false);
-    if (!wait)
+    if (failed(waitInRuntime(state, rewriter, op, request)))
       return failure();
-    func::CallOp::create(rewriter, loc, wait, ValueRange{request});
     // The collective is still in the IR (a conversion erases replaced ops at
     // its end) and, by dist.wait's verifier, in this block.
     Operation *collective = op.getFuture().getDefiningOp();
@@ -1074,13 +1077,12 @@ public:
 void mlir::dist::populateDistToMPIConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     DistToMPIState &state) {
-  patterns
-      .add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
-           CollectiveLowering<CIdentityOp>, RedistributeLowering<AllGatherOp>,
-           RedistributeLowering<ReduceScatterOp>,
-           RedistributeLowering<AllToAllOp>, AllSliceLowering,
-           MakePartialLowering, WaitLowering, ProcessCoordLowering>(
-          converter, patterns.getContext(), state);
+  patterns.add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
+               CollectiveLowering<CIdentityOp>, CollectiveLowering<AllGatherOp>,
+               CollectiveLowering<ReduceScatterOp>,
+               CollectiveLowering<AllToAllOp>, AllSliceLowering,
+               MakePartialLowering, WaitLowering, ProcessCoordLowering>(
+      converter, patterns.getContext(), state);
 }
 
 void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
@@ -1135,9 +1137,9 @@ LogicalResult mlir::dist::addMPIInitAndFinalize(func::FuncOp entry,
 
 namespace {
 struct ConvertDistToMPIPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::ConvertDistToMPIBase<ConvertDistToMPIPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
   /// With `world-size`, a mesh that does not fit the run is an error: the
   /// processes would disagree about who holds what.
@@ -1236,8 +1238,7 @@ struct ConvertDistToMPIPass
     return success();
   }
 
-  void runOnCompletedModule() override {
-    ModuleOp module = getOperation();
+  void runOnCompleted(ModuleOp module) override {
     MLIRContext *ctx = &getContext();
     if (failed(checkMeshes(module)) ||
         (requireEntry && failed(checkEntry(module))))

@@ -41,25 +41,6 @@ if TYPE_CHECKING:  # What __getattr__ gives, for type checkers.
         overlap_report,
     )
 
-# The names _core (the extension and what stands on it) provides.
-_CORE = (
-    "Attribute",
-    "Block",
-    "Context",
-    "FunctionBuilder",
-    "FutureType",
-    "Mesh",
-    "Module",
-    "Operation",
-    "PassManager",
-    "Region",
-    "TensorDist",
-    "TensorType",
-    "Type",
-    "Value",
-    "overlap_report",
-)
-
 __all__ = [
     "Attribute",
     "Block",
@@ -89,7 +70,9 @@ __all__ = [
 
 
 def __getattr__(name):
-    if name in _CORE:
+    # The public names not defined here are _core's (the extension and what
+    # stands on it), loaded on first use.
+    if name in __all__:
         from . import _core
 
         value = getattr(_core, name)
@@ -99,4 +82,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_CORE))
+    return sorted(set(globals()) | set(__all__))

@@ -1,5 +1,5 @@
 """Type stubs of dist._dist, the native part of the dist package (written
-from python/DistModule.cpp; test/python/test_stubs.py checks that every
+from the bindings, python/*.cpp; test/python/test_stubs.py checks that every
 public name of the module is declared here and nothing else)."""
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -49,12 +49,12 @@ class TensorDist(Attribute):
     def partial(self) -> Dict[int, str]: ...
 
 class Type:
-    @staticmethod
-    def parse(text: str, context: Optional[Context] = None) -> Type: ...
-    @property
-    def context(self) -> Context: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
+    @property
+    def context(self) -> Context: ...
+    @staticmethod
+    def parse(text: str, context: Optional[Context] = None) -> Type: ...
 
 class TensorType(Type):
     def __init__(self, shape: Sequence[int], element_type: Union[str, Type] = "f32",

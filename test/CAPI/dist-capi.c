@@ -48,13 +48,10 @@ static void printAttr(const char *label, MlirAttribute attr) {
   printf("\n");
 }
 
+/* A type prints as the type attribute holding it. */
 static void printType(const char *label, MlirType type) {
-  printf("%s: ", label);
-  if (mlirTypeIsNull(type))
-    printf("<null>");
-  else
-    mlirTypePrint(type, printToStdout, NULL);
-  printf("\n");
+  printAttr(label, mlirTypeIsNull(type) ? mlirAttributeGetNull()
+                                        : mlirTypeAttrGet(type));
 }
 
 static void printString(const char *label, MlirStringRef s) {
@@ -99,9 +96,7 @@ static void testDialect(MlirContext ctx) {
       ctx, mlirStringRefCreateFromCString("func.func @g() {\n  return\n}\n"),
       mlirStringRefCreateFromCString("step.mlir"));
   MlirOperation g = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
-  printf("location: ");
-  mlirLocationPrint(mlirOperationGetLocation(g), printToStdout, NULL);
-  printf("\n");
+  printAttr("location", mlirLocationGetAttribute(mlirOperationGetLocation(g)));
   mlirModuleDestroy(module);
   module = mlirDistModuleCreateParse(
       ctx, mlirStringRefCreateFromCString("func.func @h() {\n  %x = \n}\n"),
@@ -371,7 +366,7 @@ static void testTensorDistErrors(MlirContext ctx) {
 // CHECK-LABEL: testFuture
 // CHECK: future: !dist.future<tensor<4xf32>>
 // CHECK: isa 1 value: tensor<4xf32>
-// CHECK: diagnostic: mlirDistFutureTypeGet: a future holds a ranked tensor, got 'f32'
+// CHECK: diagnostic: mlirDistFutureTypeGet: expected a ranked tensor type, got 'f32'
 // CHECK: of f32: <null>
 // CHECK: diagnostic: mlirDistFutureTypeGetValueType: expected a !dist.future, got 'f32'
 // CHECK: value of f32: <null>

@@ -22,7 +22,6 @@ rejected one, run anyway, must fail (a divergent group is stopped by the
 runtime or by dist-run --timeout) or print another value.
 """
 import itertools
-import sys
 
 import numpy as np
 
@@ -246,11 +245,11 @@ def main():
             f"{'ok' if good else 'FAILED'}: {'accepted' if accepted else 'rejected'} "
             f"{label}: {outcome}"
         )
-    print(
+    textir.finish(
+        ok,
         f"{counts['accepted']} accepted, {counts['rejected']} rejected; "
-        f"covered: {len(pairs)} of {len(draws)} (control, condition) pairs"
+        f"covered: {len(pairs)} of {len(draws)} (control, condition) pairs",
     )
-    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ of numpy's global result (no gather) and prints its count of elements off
 by more than 1e-4 relative; all must be zero.
 """
 import argparse
-import sys
 
 import numpy as np
 
 import dist
+import textir
 from reshard_matrix import Program
 
 ROWS, COLS, EPS = 4, 8, 1e-5
@@ -351,11 +351,11 @@ def main():
     ]
     for rank, case, n in bad:
         print(f"FAILED: {case}, rank {rank}: {n} elements differ from numpy")
-    print(
+    textir.finish(
+        not bad,
         f"{'ok' if not bad else 'FAILED'}: {len(cases)} cases (LayerNorm, softmax, "
-        f"GeLU, forward and backward, split by rows, columns and both) equal numpy"
+        f"GeLU, forward and backward, split by rows, columns and both) equal numpy",
     )
-    sys.exit(0 if not bad else 1)
 
 
 if __name__ == "__main__":

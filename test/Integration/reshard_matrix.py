@@ -203,11 +203,11 @@ def main():
         prog.begin()
         src = prog.source(dims, partial)
         expected = prog.block(tdims)
-        r = prog.fresh("r")
-        prog.emit(
-            f"{r} = dist.reshard {src} : "
+        r = prog.let(
+            "r",
+            f"dist.reshard {src} : "
             f"{prog.ttype(prog.local(dims), prog.enc(dims, partial))} -> "
-            f"{prog.ttype(prog.local(tdims), prog.enc(tdims, tpartial))}"
+            f"{prog.ttype(prog.local(tdims), prog.enc(tdims, tpartial))}",
         )
         prog.end(prog.check(r, tdims, tpartial, expected))
     if args.print:

@@ -24,7 +24,6 @@ form another, run unchecked with the encoding a rule would have to give
 rejected a correct program for nothing.
 """
 import re
-import sys
 
 import numpy as np
 
@@ -412,11 +411,11 @@ def main():
             f"{' '.join(sorted(kinds))}"
         )
     print(f"  rejected reshapes no encoding could hold: {unexpressible}")
-    print(
+    textir.finish(
+        ok,
         f"covered: {len(pairs)} of {len(OPS) * len(KINDS)} (op, partial kind) "
-        f"pairs ({len(OPS)} ops, kinds {' '.join(KINDS)})"
+        f"pairs ({len(OPS)} ops, kinds {' '.join(KINDS)})",
     )
-    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ between arbitrary encodings, programs the verifier must reject).
 import argparse
 import itertools
 import random
+import sys
 
 import numpy as np
 
@@ -56,6 +57,12 @@ def property_args(doc, seed, count, default):
     parser.add_argument(f"--{count}", type=int, default=default)
     args = parser.parse_args()
     return args, random.Random(args.seed), np.random.default_rng(args.seed)
+
+
+def finish(ok, summary):
+    """Prints the property test's closing line and exits 0 when `ok`."""
+    print(summary)
+    sys.exit(0 if ok else 1)
 
 
 class Body:

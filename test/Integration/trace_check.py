@@ -145,10 +145,10 @@ def checker_finds_broken_traces():
         "tid": tid,
     }
     M = lambda kind, tid=0, **args: {"ph": "M", "name": kind, "pid": 0, "tid": tid, "args": args}
+    named = [M("process_name", name="rank 0"), M("thread_name", name="compute")]
     bad = {
-        "traceEvents": [
-            M("process_name", name="rank 0"),
-            M("thread_name", name="compute"),
+        "traceEvents": named
+        + [
             M("dist_collectives", count=3),
             X("compute", "compute", 0, 10),
             X("c", "collective", 5, 10),
@@ -174,9 +174,8 @@ def checker_finds_broken_traces():
     )
     nested = {
         "dist-trace": 1,
-        "traceEvents": [
-            M("process_name", name="rank 0"),
-            M("thread_name", name="compute"),
+        "traceEvents": named
+        + [
             M("dist_collectives", count=1),
             X("compute", "compute", 0, 5),
             X("main", "function", 0, 20),

@@ -23,6 +23,7 @@ import sys
 import numpy as np
 
 import dist
+import textir
 from reshard_matrix import Program, distributions
 
 
@@ -238,11 +239,11 @@ def main():
         )
     ops = sorted({c[0] for c in todo})
     status = "ok" if not bad else "FAILED"
-    print(
+    textir.finish(
+        not bad,
         f"{status}: {len(todo)} transposes ({', '.join(ops)}) on mesh {label} "
-        f"({procs} processes): <g, A x> = <A^T g, x> and A^T g = G blockwise"
+        f"({procs} processes): <g, A x> = <A^T g, x> and A^T g = G blockwise",
     )
-    sys.exit(0 if not bad else 1)
 
 
 if __name__ == "__main__":

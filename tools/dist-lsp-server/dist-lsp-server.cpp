@@ -507,38 +507,26 @@ public:
   /// Client to server: remember documents and requests, forward.
   void fromClient(std::FILE *in, llvm::lsp::JSONStreamStyle style) {
     llvm::lsp::JSONTransportInputOverFile input(in, style);
-    while (!input.isEndOfInput() && !input.hasError()) {
-      std::string text;
-      if (failed(input.readMessage(text))) {
-        if (input.isEndOfInput())
-          break;
-        continue;
-      }
+    forEachMessage(input, [&](const std::string &text) {
       if (text.empty())
-        continue;
+        return;
       if (llvm::Expected<json::Value> message = json::parse(text))
         observe(*message);
       else
         llvm::consumeError(message.takeError());
       writeFramed(serverIn, text);
-    }
+    });
   }
 
   /// Server to client: edit what dist knows better, forward.
   void fromServer(std::FILE *in) {
     llvm::lsp::JSONTransportInputOverFile input(in);
-    while (!input.isEndOfInput() && !input.hasError()) {
-      std::string text;
-      if (failed(input.readMessage(text))) {
-        if (input.isEndOfInput())
-          break;
-        continue;
-      }
+    forEachMessage(input, [&](const std::string &text) {
       llvm::Expected<json::Value> message = json::parse(text);
       if (!message) {
         llvm::consumeError(message.takeError());
         writeFramed(clientOut, text);
-        continue;
+        return;
       }
       edit(*message);
       std::string out;
@@ -548,10 +536,22 @@ public:
       else
         os << *message;
       writeFramed(clientOut, out);
-    }
+    });
   }
 
 private:
+  /// Calls `handle` with each message read from `input` until it ends or
+  /// fails; a message that cannot be read is skipped.
+  static void
+  forEachMessage(llvm::lsp::JSONTransportInputOverFile &input,
+                 llvm::function_ref<void(const std::string &)> handle) {
+    while (!input.isEndOfInput() && !input.hasError()) {
+      std::string text;
+      if (succeeded(input.readMessage(text)))
+        handle(text);
+    }
+  }
+
   static void writeFramed(int fd, StringRef body) {
     std::string framed =
         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";

@@ -66,6 +66,13 @@ def _in_process(config, body):
     return result
 
 
+def _write_program(config, tmp, text):
+    """Writes the program `text` into `tmp` as config's program."""
+    config.program = os.path.join(tmp, "program.mlir")
+    with open(config.program, "w") as f:
+        f.write(text)
+
+
 def run_on_mpi(
     module,
     procs,
@@ -98,10 +105,7 @@ def run_on_mpi(
     trace = os.path.abspath(trace) if trace else None
 
     def body(tmp):
-        program = os.path.join(tmp, "program.mlir")
-        with open(program, "w") as f:
-            f.write(text)
-        config.program = program
+        _write_program(config, tmp, text)
         if native:
             exe = os.path.join(tmp, "program")
             config.build, config.trace = exe, "" if trace else None
@@ -110,17 +114,9 @@ def run_on_mpi(
             config.pass_flags = ""
         return _launch.run(config, tmp)
 
-    config = RunConfig(
-        n=procs,
-        program=None,
-        entry=entry,
-        pass_flags=pass_flags,
-        timeout=timeout,
-        seed=seed,
-        hosts=hosts,
-        trace=trace,
-        collectives="check" if check_collectives else "off",
-    )
+    config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout, seed=seed)
+    config.hosts, config.trace = hosts, trace
+    config.collectives = "check" if check_collectives else "off"
     result = _in_process(config, body)
     return [parse_rank_output(output) for output in result.outputs]
 
@@ -133,19 +129,11 @@ def build_native(module, procs, output, entry="main", pass_flags="", timeout=300
     linking fails."""
     text = _text(module)
     output = os.path.abspath(output)
-    config = RunConfig(
-        n=procs,
-        entry=entry,
-        pass_flags=pass_flags,
-        timeout=timeout,
-        build=output,
-        trace="" if traced else None,
-    )
+    config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout, build=output)
+    config.trace = "" if traced else None
 
     def body(tmp):
-        config.program = os.path.join(tmp, "program.mlir")
-        with open(config.program, "w") as f:
-            f.write(text)
+        _write_program(config, tmp, text)
         return _launch.run(config, tmp)
 
     _in_process(config, body)

@@ -137,60 +137,67 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
-                                                    unsigned regionIndex,
-                                                    unsigned argIndex,
-                                                    NamedAttribute attr) {
-  auto emit = [&] {
-    return op->emitOpError() << "argument #" << argIndex << ": ";
+/// Passes match parameters by name: two arguments of `func` may not share
+/// one. The check runs once per function, from its last parameter (each call
+/// looks ahead only to the next parameter), so a function with many
+/// parameters verifies in linear time.
+static LogicalResult verifyUniqueParams(FunctionOpInterface func,
+                                        unsigned argIndex) {
+  ArrayAttr all = func.getAllArgAttrs();
+  auto paramOf = [&](unsigned i) -> Attribute {
+    auto dict = dyn_cast_or_null<DictionaryAttr>(all[i]);
+    return dict ? dict.get(DistDialect::kParamAttrName) : Attribute();
   };
-  if (failed(verifyMarker(attr, MarkerPlace::Argument, emit)))
-    return failure();
-  auto func = dyn_cast<FunctionOpInterface>(op);
-  if (!func)
-    return emit() << "'" << attr.getName().getValue()
-                  << "' marks arguments of functions only";
-  if (attr.getName() == kParamAttrName) {
-    // Passes match parameters by name: two arguments may not share one.
-    // The check runs once per function, from its last parameter (each call
-    // looks ahead only to the next parameter), so a function with many
-    // parameters verifies in linear time.
-    ArrayAttr all = func.getAllArgAttrs();
-    auto paramOf = [&](unsigned i) -> Attribute {
-      auto dict = dyn_cast_or_null<DictionaryAttr>(all[i]);
-      return dict ? dict.get(kParamAttrName) : Attribute();
-    };
-    for (unsigned j = argIndex + 1, e = all.size(); j < e; ++j)
-      if (paramOf(j))
-        return success();
-    llvm::DenseMap<Attribute, unsigned> first;
-    for (unsigned i = 0; i <= argIndex; ++i)
-      if (Attribute name = paramOf(i)) {
-        auto [it, inserted] = first.try_emplace(name, i);
-        if (!inserted)
-          return op->emitOpError()
-                 << "argument #" << i << ": parameter " << name
-                 << " is already named by argument #" << it->second;
-      }
-  }
+  for (unsigned j = argIndex + 1, e = all.size(); j < e; ++j)
+    if (paramOf(j))
+      return success();
+  llvm::DenseMap<Attribute, unsigned> first;
+  for (unsigned i = 0; i <= argIndex; ++i)
+    if (Attribute name = paramOf(i)) {
+      auto [it, inserted] = first.try_emplace(name, i);
+      if (!inserted)
+        return func->emitOpError()
+               << "argument #" << i << ": parameter " << name
+               << " is already named by argument #" << it->second;
+    }
   return success();
 }
 
-LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
-                                                       unsigned regionIndex,
-                                                       unsigned resultIndex,
-                                                       NamedAttribute attr) {
+/// Checks the marker `attr` on argument or result (`place`) #`index` of
+/// `op`, which must be a function.
+static LogicalResult verifyFunctionMarker(Operation *op, NamedAttribute attr,
+                                          MarkerPlace place, unsigned index) {
+  bool onArgument = place == MarkerPlace::Argument;
   auto emit = [&] {
-    return op->emitOpError() << "result #" << resultIndex << ": ";
+    return op->emitOpError()
+           << (onArgument ? "argument #" : "result #") << index << ": ";
   };
-  if (failed(verifyMarker(attr, MarkerPlace::Result, emit)))
+  if (failed(verifyMarker(attr, place, emit)))
     return failure();
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return emit() << "'" << attr.getName().getValue()
-                  << "' marks results of functions only";
-  if (attr.getName() == kParamAttrName && !func->hasAttr(kStartupAttrName))
-    return emit() << "'" << kParamAttrName << "' marks a result only in the '"
-                  << kStartupAttrName << "' function";
+    return emit() << "'" << attr.getName().getValue() << "' marks "
+                  << (onArgument ? "arguments" : "results")
+                  << " of functions only";
+  if (attr.getName() != DistDialect::kParamAttrName)
+    return success();
+  if (onArgument)
+    return verifyUniqueParams(func, index);
+  if (!func->hasAttr(DistDialect::kStartupAttrName))
+    return emit() << "'" << DistDialect::kParamAttrName
+                  << "' marks a result only in the '"
+                  << DistDialect::kStartupAttrName << "' function";
   return success();
+}
+
+LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  return verifyFunctionMarker(op, attr, MarkerPlace::Argument, argIndex);
+}
+
+LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  return verifyFunctionMarker(op, attr, MarkerPlace::Result, resultIndex);
 }

@@ -616,31 +616,36 @@ static LogicalResult verifySameElementType(Operation *op, ValueRange values) {
   return success();
 }
 
-LogicalResult MatmulOp::verifySignature() {
+/// Checks that `type`, the op's `what`, has the shape of the product of the
+/// op's x and y (`product` in the message).
+template <typename OpTy>
+static LogicalResult verifyProductShape(OpTy op, RankedTensorType type,
+                                        StringRef what, StringRef product) {
   FailureOr<SmallVector<int64_t>> shape =
-      inferMatmulShape(*this, getX().getType(), getY().getType(),
-                       getTransposeX(), getTransposeY());
+      inferMatmulShape(op, op.getX().getType(), op.getY().getType(),
+                       op.getTransposeX(), op.getTransposeY());
   if (failed(shape))
     return failure();
-  if (failed(verifyCompatibleShape(getResult().getType().getShape(), *shape)))
-    return emitOpError("result shape ")
-           << shapeString(getResult().getType().getShape())
-           << " differs from the inferred " << shapeString(*shape);
+  if (failed(verifyCompatibleShape(type.getShape(), *shape)))
+    return op.emitOpError()
+           << what << " shape " << shapeString(type.getShape())
+           << " differs from the " << product << " " << shapeString(*shape);
+  return success();
+}
+
+LogicalResult MatmulOp::verifySignature() {
+  if (failed(verifyProductShape(*this, getResult().getType(), "result",
+                                "inferred")))
+    return failure();
   if (failed(verifySameElementType(*this, {getX(), getY(), getResult()})))
     return failure();
   return rules::verifyDistributionRule(*this);
 }
 
 LogicalResult MatmulGradOp::verifySignature() {
-  FailureOr<SmallVector<int64_t>> shape =
-      inferMatmulShape(*this, getX().getType(), getY().getType(),
-                       getTransposeX(), getTransposeY());
-  if (failed(shape))
+  if (failed(verifyProductShape(*this, getOutGrad().getType(), "out_grad",
+                                "forward result shape")))
     return failure();
-  if (failed(verifyCompatibleShape(getOutGrad().getType().getShape(), *shape)))
-    return emitOpError("out_grad shape ")
-           << shapeString(getOutGrad().getType().getShape())
-           << " differs from the forward result shape " << shapeString(*shape);
   if (failed(verifyCompatibleShape(getXGrad().getType().getShape(),
                                    getX().getType().getShape())))
     return emitOpError("x_grad shape must equal the shape of x");

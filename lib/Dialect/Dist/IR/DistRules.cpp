@@ -146,11 +146,7 @@ FailureOr<Dist> rules::inferContraction(MeshAttr mesh,
     kinds[0] = kind;
     return success();
   };
-  FailureOr<SmallVector<Dist>> r =
-      inferFactors(mesh, numLoops, factors, {result}, partials, whyNot);
-  if (failed(r))
-    return failure();
-  return std::move(r->front());
+  return inferFactor(mesh, numLoops, factors, result, partials, whyNot);
 }
 
 FailureOr<SmallVector<Dist>>
@@ -298,6 +294,18 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
   return out;
 }
 
+FailureOr<Dist> rules::inferFactor(MeshAttr mesh, unsigned numLoops,
+                                   ArrayRef<FactorOperand> operands,
+                                   const FactorResult &result,
+                                   PartialOperandRule partials,
+                                   raw_ostream &whyNot) {
+  FailureOr<SmallVector<Dist>> r =
+      inferFactors(mesh, numLoops, operands, {result}, partials, whyNot);
+  if (failed(r))
+    return failure();
+  return std::move(r->front());
+}
+
 FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                                         Linearity linearity,
                                         raw_ostream &whyNot) {
@@ -408,11 +416,7 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
     kinds.front() = kind;
     return success();
   };
-  FailureOr<SmallVector<Dist>> out =
-      inferFactors(mesh, rank, factors, {result}, partials, whyNot);
-  if (failed(out))
-    return failure();
-  return std::move(out->front());
+  return inferFactor(mesh, rank, factors, result, partials, whyNot);
 }
 
 //===----------------------------------------------------------------------===//
@@ -658,14 +662,20 @@ void ScaleOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void CheckFiniteAndUnscaleOp::appendRuleAttributes(
     SmallVectorImpl<const void *> &) {}
 
+/// The loops of a matmul or matmul_grad `op` whose product is `out`.
+template <typename OpTy>
+static MatmulLoops loopsOf(OpTy op, RankedTensorType out) {
+  return matmulLoops(op.getX().getType().getRank(),
+                     op.getY().getType().getRank(), out.getRank(),
+                     op.getTransposeX(), op.getTransposeY());
+}
+
 FailureOr<SmallVector<Dist>>
 MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
-  MatmulLoops loops = matmulLoops(
-      getX().getType().getRank(), getY().getType().getRank(),
-      getResult().getType().getRank(), getTransposeX(), getTransposeY());
+  MatmulLoops loops = loopsOf(*this, getResult().getType());
   FailureOr<Dist> r = inferContraction(
       *mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
       loops.out, whyNot);
@@ -679,9 +689,7 @@ MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
   FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
   if (failed(mesh))
     return failure();
-  MatmulLoops loops = matmulLoops(
-      getX().getType().getRank(), getY().getType().getRank(),
-      getOutGrad().getType().getRank(), getTransposeX(), getTransposeY());
+  MatmulLoops loops = loopsOf(*this, getOutGrad().getType());
   // dX contracts out_grad with y over what x lacks; dY contracts x with
   // out_grad over what y lacks (k, and batch dims a 2-D y broadcast over).
   std::string dxWhy, dyWhy;
@@ -751,11 +759,7 @@ static FailureOr<Dist> lookupRows(MeshAttr mesh, Type ids, Type weight,
                    ReductionKind::Sum, std::nullopt};
   out.loops.push_back(h);
   // Only the table can be partial here (lookupRows refused the rest).
-  FailureOr<SmallVector<Dist>> r =
-      inferFactors(mesh, rank + 2, {idsOp, table}, {out}, passPartial, whyNot);
-  if (failed(r))
-    return failure();
-  return std::move(r->front());
+  return inferFactor(mesh, rank + 2, {idsOp, table}, out, passPartial, whyNot);
 }
 
 /// The lookup of the whole table (the logical ops): the factor form without
@@ -831,11 +835,8 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
   table.type = withTensorDist(
       tableType, w.partial.empty() ? getTensorDist(tableType)
                                    : TensorDistAttr::get(mesh, w.dims));
-  FailureOr<SmallVector<Dist>> r = inferFactors(
-      mesh, rank + 2, {idsOp, table, grad}, {out}, passPartial, whyNot);
-  if (failed(r))
-    return failure();
-  return std::move(r->front());
+  return inferFactor(mesh, rank + 2, {idsOp, table, grad}, out, passPartial,
+                     whyNot);
 }
 
 /// The one result `infer(mesh)` gives on `op`'s common mesh, checked: the

@@ -9,7 +9,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -207,12 +207,11 @@ static void collectSymbolRefs(Operation *root,
 
 namespace {
 struct DistAmpCheckFinitePass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistAmpCheckFiniteBase<DistAmpCheckFinitePass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
-    ModuleOp module = getOperation();
+  void runOnCompleted(ModuleOp module) override {
     MLIRContext *ctx = &getContext();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
 

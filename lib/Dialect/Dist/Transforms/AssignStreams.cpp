@@ -8,7 +8,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -58,9 +58,9 @@ static bool hasWorkBefore(Operation *op, Operation *end) {
 
 namespace {
 struct DistAssignStreamsPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistAssignStreamsBase<DistAssignStreamsPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
   /// The stream given by the role of the first axis that has one.
   StreamKind streamByRole(CollectiveOpInterface op) {
@@ -79,13 +79,13 @@ struct DistAssignStreamsPass
     return StreamKind::Compute;
   }
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(func::FuncOp func) override {
     // Positions from one walk, taken before any wait is inserted, so that
     // finding first users costs one lookup per use and never depends on
     // MLIR renumbering a block's op order while waits go in.
     llvm::DenseMap<Operation *, unsigned> position;
     SmallVector<CollectiveOpInterface> collectives;
-    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       position[op] = position.size();
       if (auto collective = dyn_cast<CollectiveOpInterface>(op))
         if (!collective.isAsync())

@@ -183,6 +183,7 @@ private:
   bool guess();
   bool guessOperands(Operation *op);
   FailureOr<Value> reshard(OpBuilder &b, Location loc, Value v, Type to);
+  FailureOr<Value> reshardUses(OpResult result, Type declared);
   void finish(ArrayRef<FunctionOpInterface> functions);
 
   SymbolTableCollection symbols;
@@ -269,6 +270,19 @@ FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
   auto r = ReshardOp::create(b, loc, target, v);
   placed.insert(r);
   return r.getResult();
+}
+
+/// Reshards `result` to `declared` right after its op, for every use but
+/// the reshard itself: the uses keep the declared distribution while the
+/// result takes the one its op computes.
+FailureOr<Value> Completion::reshardUses(OpResult result, Type declared) {
+  Operation *op = result.getOwner();
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  FailureOr<Value> r = reshard(b, op->getLoc(), result, declared);
+  if (succeeded(r))
+    result.replaceAllUsesExcept(*r, r->getDefiningOp());
+  return r;
 }
 
 /// `type` with encoding `dist`, unencoded when `dist` is replicated (the
@@ -368,12 +382,8 @@ LogicalResult Completion::visitCallResults(CallOpInterface call) {
     // callee does, and a reshard after it gives the declared distribution.
     Type declared = result.getType();
     result.setType(returned.getType());
-    OpBuilder b(call->getContext());
-    b.setInsertionPointAfter(call);
-    FailureOr<Value> r = reshard(b, call->getLoc(), result, declared);
-    if (failed(r))
+    if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
-    result.replaceAllUsesExcept(*r, r->getDefiningOp());
     call->emitRemark("completion: reshard of result #")
         << cast<OpResult>(result).getResultNumber() << " from "
         << describe(distOf(result)) << ", which the callee returns, to "
@@ -935,12 +945,8 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     std::string declaredWhy = provenance(result);
     result.setType(withDist(declared, attr));
     origins[result] = op;
-    OpBuilder b(op->getContext());
-    b.setInsertionPointAfter(op);
-    FailureOr<Value> r = reshard(b, op->getLoc(), result, declared);
-    if (failed(r))
+    if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
-    result.replaceAllUsesExcept(*r, r->getDefiningOp());
     op->emitRemark("completion: reshard of result #")
         << i << " from " << describe(attr) << ", which the rule of '"
         << op->getName() << "' computes, to "

@@ -9,7 +9,7 @@
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -61,13 +61,13 @@ struct Twin {
 };
 
 struct DistDropoutSeedPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistDropoutSeedBase<DistDropoutSeedPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(func::FuncOp func) override {
     SmallVector<DropoutOp> forward, recomputed;
-    getOperation().walk([&](DropoutOp op) {
+    func.walk([&](DropoutOp op) {
       (op.getRecomputeOf() ? recomputed : forward).push_back(op);
     });
 

@@ -10,7 +10,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Redistribution.h"
@@ -30,17 +30,17 @@ using namespace mlir::dist;
 
 namespace {
 struct DistLowerReshardPass
-    : public CostModelPass<CompletedModulePass<
+    : public CostModelPass<CompletedPass<
           dist::impl::DistLowerReshardBase<DistLowerReshardPass>>> {
   using CostModelPass::CostModelPass;
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(func::FuncOp func) override {
     FailureOr<CostModelOptions> options = costModelOptions();
     if (failed(options))
       return signalPassFailure();
     CostModel model(*options);
     SmallVector<ReshardOp> reshards;
-    getOperation()->walk([&](ReshardOp op) { reshards.push_back(op); });
+    func->walk([&](ReshardOp op) { reshards.push_back(op); });
     OpBuilder b(&getContext());
     Location passLoc = NameLoc::get(b.getStringAttr(getArgument()));
     bool failedAny = false;

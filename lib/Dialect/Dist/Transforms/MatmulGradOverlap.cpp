@@ -12,7 +12,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
@@ -261,16 +261,16 @@ struct SplitMatmulGradPattern : public OpRewritePattern<MatmulGradOp> {
 };
 
 struct DistMatmulGradOverlapPass
-    : public CostModelPass<CompletedModulePass<
+    : public CostModelPass<CompletedPass<
           dist::impl::DistMatmulGradOverlapBase<DistMatmulGradOverlapPass>>> {
   using CostModelPass::CostModelPass;
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(func::FuncOp func) override {
     MatmulGradOverlapOptions options;
     options.minOverlapRatio = minOverlapRatio;
     if (!std::isfinite(options.minOverlapRatio) ||
         options.minOverlapRatio < 0) {
-      mlir::emitError(getOperation()->getLoc())
+      mlir::emitError(func->getLoc())
           << "min-overlap-ratio=" << options.minOverlapRatio
           << " must be non-negative and finite";
       return signalPassFailure();
@@ -283,7 +283,7 @@ struct DistMatmulGradOverlapPass
     // Collect first: splitting erases the later allreduce, which a walk
     // that is still to visit it must not see.
     SmallVector<MatmulGradOp> candidates;
-    getOperation()->walk([&](MatmulGradOp op) { candidates.push_back(op); });
+    func->walk([&](MatmulGradOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (MatmulGradOp op : candidates) {
       std::string whyNot;

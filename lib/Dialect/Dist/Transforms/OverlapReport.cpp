@@ -9,7 +9,7 @@
 #include "dist/Analysis/CostModel.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Support/TraceSvg.h"
 
@@ -446,25 +446,23 @@ LogicalResult writeTo(StringRef path, Operation *anchor,
 }
 
 struct DistOverlapReportPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistOverlapReportBase<DistOverlapReportPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(ModuleOp module) override {
     if (format != "table" && format != "json") {
-      mlir::emitError(getOperation().getLoc(),
-                      "unknown overlap report format '")
+      mlir::emitError(module.getLoc(), "unknown overlap report format '")
           << format << "'; expected table or json";
       return signalPassFailure();
     }
     FailureOr<CostModelOptions> costOptions = CostModelOptions::fromPassOptions(
-        peakTflops, linkLatencyUs, linkBandwidthGBps, costModelFile,
-        getOperation());
+        peakTflops, linkLatencyUs, linkBandwidthGBps, costModelFile, module);
     if (failed(costOptions))
       return signalPassFailure();
     CostModel model(*costOptions);
     SmallVector<FunctionReport> reports;
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
         reports.push_back(simulate(func, model));
     if (!measuredTrace.empty()) {
@@ -477,7 +475,7 @@ struct DistOverlapReportPass
           r.measured = it->second;
     }
 
-    if (failed(writeTo(output, getOperation(), [&](raw_ostream &os) {
+    if (failed(writeTo(output, module, [&](raw_ostream &os) {
           if (format == "json") {
             printJson(os, reports);
             return;
@@ -488,11 +486,11 @@ struct DistOverlapReportPass
         })))
       return signalPassFailure();
     if (!svgFile.empty() &&
-        failed(writeTo(svgFile, getOperation(),
+        failed(writeTo(svgFile, module,
                        [&](raw_ostream &os) { printSvg(os, reports); })))
       return signalPassFailure();
     if (!traceFile.empty() &&
-        failed(writeTo(traceFile, getOperation(),
+        failed(writeTo(traceFile, module,
                        [&](raw_ostream &os) { printTrace(os, reports); })))
       return signalPassFailure();
     markAllAnalysesPreserved();

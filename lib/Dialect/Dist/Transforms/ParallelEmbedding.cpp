@@ -11,7 +11,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -331,12 +331,11 @@ private:
 };
 
 struct DistParallelEmbeddingPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistParallelEmbeddingBase<DistParallelEmbeddingPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
-    ModuleOp module = getOperation();
+  void runOnCompleted(ModuleOp module) override {
     SmallVector<Operation *> lookups;
     module.walk([&](Operation *op) {
       if (isa<EmbeddingOp, EmbeddingGradOp>(op))

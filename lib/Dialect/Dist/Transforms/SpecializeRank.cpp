@@ -9,7 +9,7 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
-#include "dist/Dialect/Dist/Transforms/CompletedModulePass.h"
+#include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Utils/MeshIndexing.h"
 
@@ -53,21 +53,21 @@ struct CoordToConstant : public OpRewritePattern<ProcessCoordOp> {
 };
 
 struct DistSpecializeRankPass
-    : public CompletedModulePass<
+    : public CompletedPass<
           dist::impl::DistSpecializeRankBase<DistSpecializeRankPass>> {
-  using CompletedModulePass::CompletedModulePass;
+  using CompletedPass::CompletedPass;
 
-  void runOnCompletedModule() override {
+  void runOnCompleted(ModuleOp module) override {
     int64_t rank = this->rank;
     if (rank < 0) {
-      mlir::emitError(getOperation().getLoc(),
+      mlir::emitError(module.getLoc(),
                       "--dist-specialize-rank needs the process to "
                       "specialise for: rank=N");
       return signalPassFailure();
     }
     SmallVector<ProcessCoordOp> coords;
     bool hadError = false;
-    getOperation().walk([&](ProcessCoordOp op) {
+    module.walk([&](ProcessCoordOp op) {
       if (!mesh::processCoord(op.getMesh(), rank)) {
         op.emitError("process ") << rank << " is not in mesh " << op.getMesh();
         hadError = true;

@@ -116,6 +116,12 @@ FailureOr<SmallVector<Dist>> inferFactors(MeshAttr mesh, unsigned numLoops,
                                           PartialOperandRule partials,
                                           raw_ostream &whyNot);
 
+/// inferFactors for one result.
+FailureOr<Dist> inferFactor(MeshAttr mesh, unsigned numLoops,
+                            ArrayRef<FactorOperand> operands,
+                            const FactorResult &result,
+                            PartialOperandRule partials, raw_ostream &whyNot);
+
 /// How an elementwise op treats partial operands.
 enum class Linearity {
   /// x + y, x - y: every operand must be partial alike (a sum of partial
