@@ -63,18 +63,14 @@ TensorDist makeTensorDist(const Mesh &mesh, std::vector<int64_t> dims,
 /// dist.Attribute: any MLIR attribute.
 void bindAttribute(py::module_ &m) {
   py::class_<Attribute> cls(m, "Attribute", "An MLIR attribute.");
-  cls.def_static(
-      "parse",
-      [](const std::string &text, std::optional<Context> context) {
-        ContextRef ctx = contextOf(context);
-        MlirAttribute a = checked<MlirAttribute>(
+  bindContextHandle(
+      cls, "Attribute", &Attribute::attr,
+      +[](ContextRef ctx, const std::string &text) {
+        return checked<MlirAttribute>(
             *ctx, "invalid attribute '" + text + "'",
             [&] { return mlirAttributeParseGet(ctx->get(), toRef(text)); });
-        return wrapAttribute(ctx, a);
       },
-      py::arg("text"), py::arg("context") = py::none(),
-      "Parses an attribute from its IR text.");
-  bindContextHandle(cls, "Attribute", &Attribute::attr, mlirAttributeEqual);
+      mlirAttributeEqual);
 }
 
 /// dist.Mesh: the #dist.mesh attribute and its arithmetic.
@@ -85,14 +81,10 @@ void bindMesh(py::module_ &m) {
       "process at each position in row-major order (default 0..N-1).")
       .def(py::init(&makeMesh), py::arg("shape"), py::arg("names") = py::none(),
            py::arg("process_ids") = py::none(), py::arg("context") = py::none())
-      .def_property_readonly(
-          "shape",
-          [](const Mesh &mesh) {
-            return listOf(mlirDistMeshAttrGetRank(mesh.attr), [&](intptr_t a) {
-              return mlirDistMeshAttrGetAxisSize(mesh.attr, a);
-            });
-          },
-          "The size of each mesh axis.")
+      .def_property_readonly("shape",
+                             indexedOf(&Mesh::attr, mlirDistMeshAttrGetRank,
+                                       mlirDistMeshAttrGetAxisSize),
+                             "The size of each mesh axis.")
       .def_property_readonly(
           "names",
           [](const Mesh &mesh) {
@@ -102,15 +94,11 @@ void bindMesh(py::module_ &m) {
                 });
           },
           "The axis names (empty when the axes are unnamed).")
-      .def_property_readonly(
-          "process_ids",
-          [](const Mesh &mesh) {
-            return listOf(mlirDistMeshAttrGetNumProcesses(mesh.attr),
-                          [&](intptr_t p) {
-                            return mlirDistMeshAttrGetProcessId(mesh.attr, p);
-                          });
-          },
-          "The process at each mesh position, row-major.")
+      .def_property_readonly("process_ids",
+                             indexedOf(&Mesh::attr,
+                                       mlirDistMeshAttrGetNumProcesses,
+                                       mlirDistMeshAttrGetProcessId),
+                             "The process at each mesh position, row-major.")
       .def_property_readonly(
           "num_processes",
           [](const Mesh &mesh) {
@@ -169,14 +157,6 @@ void bindTensorDist(py::module_ &m) {
           },
           "The mesh.")
       .def_property_readonly(
-          "dims_mapping",
-          [](const TensorDist &d) {
-            return listOf(mlirDistTensorAttrGetRank(d.attr), [&](intptr_t i) {
-              return mlirDistTensorAttrGetDimMapping(d.attr, i);
-            });
-          },
-          "The mesh axis of each tensor dim, -1 for replicated.")
-      .def_property_readonly(
           "partial",
           [](const TensorDist &d) {
             py::dict partial;
@@ -189,13 +169,18 @@ void bindTensorDist(py::module_ &m) {
             return partial;
           },
           "{mesh axis: pending reduction} for the partial axes.")
+      .def_property_readonly(
+          "dims_mapping",
+          indexedOf(&TensorDist::attr, mlirDistTensorAttrGetRank,
+                    mlirDistTensorAttrGetDimMapping),
+          "The mesh axis of each tensor dim, -1 for replicated.")
       .def("__repr__", [](const TensorDist &d) { return print(d.attr); });
 }
 
 } // namespace
 
 void dist_python::populateAttributes(py::module_ &m) {
-  bindAttribute(m);
-  bindMesh(m);
-  bindTensorDist(m);
+  // A class before the classes deriving from it.
+  for (auto bind : {bindAttribute, bindMesh, bindTensorDist})
+    bind(m);
 }

@@ -83,15 +83,23 @@ void verifyModuleDistributions(Module &module) {
       mlirLogicalResultIsFailure);
 }
 
-/// What `count` and `get` list of operation `o` (its operands, results or
-/// regions), as `Part`s of its module.
-template <typename Part, typename Handle>
-py::list partsOf(const Operation &o, intptr_t (*count)(MlirOperation),
-                 Handle (*get)(MlirOperation, intptr_t)) {
-  MlirOperation op = o.get();
-  return listOf(count(op), [&](intptr_t i) {
-    return Part{o.module, o.generation, get(op, i)};
-  });
+/// A value or region of operation `o`, as an object of its module.
+Value partOf(const Operation &o, MlirValue value) {
+  return Value{o.module, o.generation, value, nullptr};
+}
+Region partOf(const Operation &o, MlirRegion region) {
+  return Region{o.module, o.generation, region};
+}
+
+/// The getter of what `count` and `get` list of an operation (its operands,
+/// results or regions).
+template <typename Handle>
+auto partsOf(intptr_t (*count)(MlirOperation),
+             Handle (*get)(MlirOperation, intptr_t)) {
+  return [count, get](const Operation &o) {
+    MlirOperation op = o.get();
+    return listOf(count(op), [&](intptr_t i) { return partOf(o, get(op, i)); });
+  };
 }
 
 py::list operationsOf(const ModuleRef &module, uint64_t generation,
@@ -221,24 +229,15 @@ void bindOperation(py::module_ &m) {
           "{name: Attribute}; dist attributes come as Mesh/TensorDist.")
       .def_property_readonly(
           "operands",
-          [](const Operation &o) {
-            return partsOf<Value>(o, mlirOperationGetNumOperands,
-                                  mlirOperationGetOperand);
-          },
+          partsOf(mlirOperationGetNumOperands, mlirOperationGetOperand),
           "The operand values.")
       .def_property_readonly(
           "results",
-          [](const Operation &o) {
-            return partsOf<Value>(o, mlirOperationGetNumResults,
-                                  mlirOperationGetResult);
-          },
+          partsOf(mlirOperationGetNumResults, mlirOperationGetResult),
           "The result values.")
       .def_property_readonly(
           "regions",
-          [](const Operation &o) {
-            return partsOf<Region>(o, mlirOperationGetNumRegions,
-                                   mlirOperationGetRegion);
-          },
+          partsOf(mlirOperationGetNumRegions, mlirOperationGetRegion),
           "The op's regions.")
       .def(
           "print",

@@ -199,12 +199,47 @@ py::object wrapType(ContextRef ctx, MlirType type);
 std::string print(MlirAttribute attr);
 std::string print(MlirType type);
 
+/// A handle as the most specific dist Python class (wrapAttribute, wrapType).
+inline py::object wrapHandle(ContextRef ctx, MlirAttribute attr) {
+  return wrapAttribute(std::move(ctx), attr);
+}
+inline py::object wrapHandle(ContextRef ctx, MlirType type) {
+  return wrapType(std::move(ctx), type);
+}
+
+/// The getter of a class wrapping the handle `member`: `get(handle)`, wrapped.
+template <typename T, typename Handle, typename Get>
+auto wrappedOf(Handle T::*member, Get get) {
+  return
+      [member, get](const T &x) { return wrapHandle(x.ctx, get(x.*member)); };
+}
+
+/// The getter of a class wrapping the handle `member`: the list of
+/// `get(handle, i)` for i below `count(handle)`.
+template <typename T, typename Handle, typename Count, typename Get>
+auto indexedOf(Handle T::*member, Count count, Get get) {
+  return [member, count, get](const T &x) {
+    return listOf(count(x.*member),
+                  [&](intptr_t i) { return get(x.*member, i); });
+  };
+}
+
 /// The Python protocol of dist.Attribute and dist.Type, which wrap a handle
-/// (`member`) of a context: str is its IR text, repr `Kind(text)`, `context`
-/// its context, and two are equal in one context when `equal` says so.
+/// (`member`) of a context: `parse` (IR text to a handle, raising), str is
+/// the IR text, repr `Kind(text)`, `context` the context, and two are equal
+/// in one context when `equal` says so.
 template <typename T, typename Handle>
 void bindContextHandle(py::class_<T> &cls, const char *kind, Handle T::*member,
+                       Handle (*parse)(ContextRef, const std::string &),
                        bool (*equal)(Handle, Handle)) {
+  cls.def_static(
+      "parse",
+      [parse](const std::string &text, std::optional<Context> context) {
+        ContextRef ctx = contextOf(context);
+        return wrapHandle(ctx, parse(ctx, text));
+      },
+      py::arg("text"), py::arg("context") = py::none(),
+      "Parses one from its IR text.");
   cls.def("__str__",
           [member](const T &x) {
             x.ctx->get();

@@ -110,24 +110,37 @@ void dist_python::requireContext(const ContextRef &expected,
     throw py::value_error(what + " belongs to another dist.Context");
 }
 
-py::object dist_python::wrapAttribute(ContextRef ctx, MlirAttribute attr) {
-  if (mlirAttributeIsNull(attr))
+/// `handle` of `ctx` as its most specific class: the first of `kinds`
+/// whose test accepts it, else `Base`; None for a null handle.
+template <typename Base, typename Handle>
+static py::object wrapMostSpecific(
+    ContextRef ctx, Handle handle, bool (*isNull)(Handle),
+    std::initializer_list<std::pair<bool (*)(Handle), py::object (*)(Base)>>
+        kinds) {
+  if (isNull(handle))
     return py::none();
-  if (mlirAttributeIsADistMesh(attr))
-    return py::cast(Mesh{{ctx, attr}});
-  if (mlirAttributeIsADistTensor(attr))
-    return py::cast(TensorDist{{ctx, attr}});
-  return py::cast(Attribute{ctx, attr});
+  Base base{std::move(ctx), handle};
+  for (auto [is, make] : kinds)
+    if (is(handle))
+      return make(base);
+  return py::cast(base);
+}
+
+py::object dist_python::wrapAttribute(ContextRef ctx, MlirAttribute attr) {
+  return wrapMostSpecific<Attribute>(
+      std::move(ctx), attr, mlirAttributeIsNull,
+      {{mlirAttributeIsADistMesh,
+        [](Attribute a) { return py::cast(Mesh{a}); }},
+       {mlirAttributeIsADistTensor,
+        [](Attribute a) { return py::cast(TensorDist{a}); }}});
 }
 
 py::object dist_python::wrapType(ContextRef ctx, MlirType type) {
-  if (mlirTypeIsNull(type))
-    return py::none();
-  if (mlirTypeIsADistFuture(type))
-    return py::cast(FutureType{{ctx, type}});
-  if (mlirTypeIsARankedTensor(type))
-    return py::cast(TensorType{{ctx, type}});
-  return py::cast(Type{ctx, type});
+  return wrapMostSpecific<Type>(
+      std::move(ctx), type, mlirTypeIsNull,
+      {{mlirTypeIsADistFuture, [](Type t) { return py::cast(FutureType{t}); }},
+       {mlirTypeIsARankedTensor,
+        [](Type t) { return py::cast(TensorType{t}); }}});
 }
 
 std::string dist_python::print(MlirAttribute attr) {

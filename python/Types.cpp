@@ -39,15 +39,7 @@ TensorType makeTensorType(std::vector<int64_t> shape, py::object elementType,
 /// dist.Type: any MLIR type.
 void bindType(py::module_ &m) {
   py::class_<Type> cls(m, "Type", "An MLIR type.");
-  cls.def_static(
-      "parse",
-      [](const std::string &text, std::optional<Context> context) {
-        ContextRef ctx = contextOf(context);
-        return wrapType(ctx, parseType(ctx, text));
-      },
-      py::arg("text"), py::arg("context") = py::none(),
-      "Parses a type from its IR text.");
-  bindContextHandle(cls, "Type", &Type::type, mlirTypeEqual);
+  bindContextHandle(cls, "Type", &Type::type, parseType, mlirTypeEqual);
 }
 
 /// dist.TensorType: ranked tensors, encoded or not.
@@ -58,25 +50,16 @@ void bindTensorType(py::module_ &m) {
       .def(py::init(&makeTensorType), py::arg("shape"),
            py::arg("element_type") = "f32", py::arg("dist") = py::none(),
            py::arg("context") = py::none())
-      .def_property_readonly(
-          "shape",
-          [](const TensorType &t) {
-            return listOf(mlirShapedTypeGetRank(t.type), [&](intptr_t d) {
-              return mlirShapedTypeGetDimSize(t.type, d);
-            });
-          },
-          "The local (per-process) shape.")
+      .def_property_readonly("shape",
+                             indexedOf(&TensorType::type, mlirShapedTypeGetRank,
+                                       mlirShapedTypeGetDimSize),
+                             "The local (per-process) shape.")
       .def_property_readonly(
           "element_type",
-          [](const TensorType &t) {
-            return wrapType(t.ctx, mlirShapedTypeGetElementType(t.type));
-          },
+          wrappedOf(&TensorType::type, mlirShapedTypeGetElementType),
           "The element type.")
       .def_property_readonly(
-          "dist",
-          [](const TensorType &t) {
-            return wrapAttribute(t.ctx, mlirDistTensorAttrOfType(t.type));
-          },
+          "dist", wrappedOf(&TensorType::type, mlirDistTensorAttrOfType),
           "The #dist.tensor encoding, or None.")
       .def("__repr__", [](const TensorType &t) { return print(t.type); });
 }
@@ -94,19 +77,17 @@ void bindFutureType(py::module_ &m) {
              return FutureType{{valueType.ctx, t}};
            }),
            py::arg("value_type"))
+      .def("__repr__", [](const FutureType &f) { return print(f.type); })
       .def_property_readonly(
           "value_type",
-          [](const FutureType &f) {
-            return wrapType(f.ctx, mlirDistFutureTypeGetValueType(f.type));
-          },
-          "The tensor type the future completes to.")
-      .def("__repr__", [](const FutureType &f) { return print(f.type); });
+          wrappedOf(&FutureType::type, mlirDistFutureTypeGetValueType),
+          "The tensor type the future completes to.");
 }
 
 } // namespace
 
 void dist_python::populateTypes(py::module_ &m) {
-  bindType(m);
-  bindTensorType(m);
-  bindFutureType(m);
+  // A class before the classes deriving from it.
+  for (auto bind : {bindType, bindTensorType, bindFutureType})
+    bind(m);
 }

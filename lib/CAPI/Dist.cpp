@@ -561,20 +561,10 @@ MlirAttribute mlirDistTensorAttrGetMesh(MlirAttribute dist) {
   return wrap(d ? Attribute(d.getMesh()) : Attribute());
 }
 
-intptr_t mlirDistTensorAttrGetRank(MlirAttribute dist) {
-  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetRank");
-  return d ? static_cast<intptr_t>(d.getDimsMapping().size()) : -1;
-}
-
 int64_t mlirDistTensorAttrGetDimMapping(MlirAttribute dist, intptr_t dim) {
   return elementAt(
       expectDist, dist, "mlirDistTensorAttrGetDimMapping", "tensor dim", dim,
       int64_t(-2), [](TensorDistAttr d) { return d.getDimsMapping(); }, asIs);
-}
-
-intptr_t mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist) {
-  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetNumPartialAxes");
-  return d ? static_cast<intptr_t>(d.getPartialAxes().size()) : -1;
 }
 
 int64_t mlirDistTensorAttrGetPartialAxis(MlirAttribute dist, intptr_t index) {
@@ -593,6 +583,16 @@ MlirDistReductionKind mlirDistTensorAttrGetPartialKind(MlirAttribute dist,
       [](ReductionKind kind) {
         return static_cast<MlirDistReductionKind>(kind);
       });
+}
+
+intptr_t mlirDistTensorAttrGetRank(MlirAttribute dist) {
+  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetRank");
+  return d ? static_cast<intptr_t>(d.getDimsMapping().size()) : -1;
+}
+
+intptr_t mlirDistTensorAttrGetNumPartialAxes(MlirAttribute dist) {
+  TensorDistAttr d = expectDist(dist, "mlirDistTensorAttrGetNumPartialAxes");
+  return d ? static_cast<intptr_t>(d.getPartialAxes().size()) : -1;
 }
 
 MlirAttribute mlirDistTensorAttrOfType(MlirType type) {

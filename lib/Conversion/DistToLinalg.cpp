@@ -845,8 +845,7 @@ namespace {
 struct ConvertDistToLinalgPass
     : public CompletedPass<
           dist::impl::ConvertDistToLinalgBase<ConvertDistToLinalgPass>> {
-  using CompletedPass::CompletedPass;
-
+  // The pass has no options: its default constructor is the one needed.
   void runOnCompleted(ModuleOp module) override {
     MLIRContext *ctx = module.getContext();
     DistTypeConverter converter;

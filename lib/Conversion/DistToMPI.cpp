@@ -478,6 +478,34 @@ public:
 protected:
   DistToMPIState &state;
 };
+
+/// What a lowering written as a function takes: its op, its adaptor (of
+/// values, or of value ranges where it reads futures), the rewriter and the
+/// conversion's state.
+template <typename Fn> struct LoweringSignature;
+template <typename OpTy, typename Adaptor>
+struct LoweringSignature<LogicalResult (*)(
+    OpTy, Adaptor, ConversionPatternRewriter &, DistToMPIState &)> {
+  using Op = OpTy;
+  using OpAdaptor = Adaptor;
+};
+
+/// The pattern of the lowering function `Lower`.
+template <auto Lower>
+class FunctionLowering
+    : public DistToMPIPattern<typename LoweringSignature<decltype(Lower)>::Op> {
+  using Signature = LoweringSignature<decltype(Lower)>;
+  using OpTy = typename Signature::Op;
+
+public:
+  using DistToMPIPattern<OpTy>::DistToMPIPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename Signature::OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return Lower(op, adaptor, rewriter, this->state);
+  }
+};
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -612,7 +640,7 @@ namespace {
 /// issuing (blocking or not). The redistributing ones (all_gather,
 /// reduce_scatter, all_to_all) pack the operand so that the group's blocks
 /// lead, exchange the flat buffers through the runtime (blocking: start and
-/// wait at once) and unpack; the async form's wait unpacks (WaitLowering,
+/// wait at once) and unpack; the async form's wait unpacks (lowerWait,
 /// through unpackRedistribution).
 template <typename OpTy>
 class CollectiveLowering : public DistToMPIPattern<OpTy> {
@@ -852,41 +880,35 @@ static Value unpackRedistribution(OpBuilder &b, Location loc, Operation *op,
   return convertElements(b, loc, result, plain.getElementType());
 }
 
-namespace {
 /// dist.all_slice: the block at this process's coordinates.
-class AllSliceLowering : public DistToMPIPattern<AllSliceOp> {
-public:
-  using DistToMPIPattern<AllSliceOp>::DistToMPIPattern;
-
-  LogicalResult
-  matchAndRewrite(AllSliceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType outType = op.getResult().getType();
-    if (!outType.hasStaticShape())
-      return op->emitOpError("cannot be lowered to MPI: its shape ")
-             << outType << " is not static";
-    Location loc = op.getLoc();
-    SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
-    TensorDistAttr outDist = getTensorDist(outType);
-    SmallVector<OpFoldResult> offsets(outType.getRank(),
-                                      rewriter.getIndexAttr(0));
-    for (int64_t axis : op.getAxes()) {
-      int64_t dim = *outDist.getDimOfMeshAxis(axis);
-      Value size = arith::ConstantIndexOp::create(rewriter, loc,
-                                                  outType.getDimSize(dim));
-      offsets[dim] =
-          arith::MulIOp::create(rewriter, loc, coords[axis], size).getResult();
-    }
-    SmallVector<OpFoldResult> sizes,
-        strides(outType.getRank(), rewriter.getIndexAttr(1));
-    for (int64_t size : outType.getShape())
-      sizes.push_back(rewriter.getIndexAttr(size));
-    auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        op, plain, adaptor.getInput(), offsets, sizes, strides);
-    return success();
+static LogicalResult lowerAllSlice(AllSliceOp op, AllSliceOp::Adaptor adaptor,
+                                   ConversionPatternRewriter &rewriter,
+                                   DistToMPIState &state) {
+  RankedTensorType outType = op.getResult().getType();
+  if (!outType.hasStaticShape())
+    return op->emitOpError("cannot be lowered to MPI: its shape ")
+           << outType << " is not static";
+  Location loc = op.getLoc();
+  SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
+  TensorDistAttr outDist = getTensorDist(outType);
+  SmallVector<OpFoldResult> offsets(outType.getRank(),
+                                    rewriter.getIndexAttr(0));
+  for (int64_t axis : op.getAxes()) {
+    int64_t dim = *outDist.getDimOfMeshAxis(axis);
+    Value size =
+        arith::ConstantIndexOp::create(rewriter, loc, outType.getDimSize(dim));
+    offsets[dim] =
+        arith::MulIOp::create(rewriter, loc, coords[axis], size).getResult();
   }
-};
+  SmallVector<OpFoldResult> sizes,
+      strides(outType.getRank(), rewriter.getIndexAttr(1));
+  for (int64_t size : outType.getShape())
+    sizes.push_back(rewriter.getIndexAttr(size));
+  auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      op, plain, adaptor.getInput(), offsets, sizes, strides);
+  return success();
+}
 
 /// The identity of reduction `kind` for `element`: what the processes that
 /// do not hold a value contribute.
@@ -929,160 +951,128 @@ static TypedAttr reductionIdentity(Builder &b, ReductionKind kind,
 /// dist.make_partial: the shard in its block of the identity (times the
 /// group size for avg), or the replicated value on coordinate 0 (sum, prod)
 /// or everywhere (max, min, avg).
-class MakePartialLowering : public DistToMPIPattern<MakePartialOp> {
-public:
-  using DistToMPIPattern<MakePartialOp>::DistToMPIPattern;
+static LogicalResult lowerMakePartial(MakePartialOp op,
+                                      MakePartialOp::Adaptor adaptor,
+                                      ConversionPatternRewriter &rewriter,
+                                      DistToMPIState &state) {
+  RankedTensorType inType = op.getInput().getType();
+  RankedTensorType outType = op.getResult().getType();
+  if (!outType.hasStaticShape())
+    return op->emitOpError("cannot be lowered to MPI: its shape ")
+           << outType << " is not static";
+  Type element = outType.getElementType();
+  if (!element.isIntOrFloat())
+    return op->emitOpError("cannot be lowered to MPI: no reduction identity "
+                           "for element type ")
+           << element;
+  ReductionKind kind = op.getKind();
+  if (kind == ReductionKind::Avg && !isa<FloatType>(element))
+    return op->emitOpError("cannot be lowered to MPI: an avg of integers "
+                           "is not exact");
+  Location loc = op.getLoc();
+  auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
+  TensorDistAttr inDist = getTensorDist(inType);
+  SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
+  Value value = adaptor.getInput();
+  TypedAttr identityAttr = reductionIdentity(rewriter, kind, element);
+  auto fillIdentity = [&]() -> Value {
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, plain.getShape(), element);
+    Value identity = arith::ConstantOp::create(rewriter, loc, identityAttr);
+    return linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0);
+  };
+  SmallVector<OpFoldResult> offsets(inType.getRank(), rewriter.getIndexAttr(0));
+  bool anySplit = false;
+  Value onFirst;
+  int64_t scale = 1;
+  for (int64_t axis : op.getAxes()) {
+    if (std::optional<int64_t> dim = inDist.getDimOfMeshAxis(axis)) {
+      anySplit = true;
+      scale *= op.getMesh().getAxisSize(axis);
+      Value size = arith::ConstantIndexOp::create(rewriter, loc,
+                                                  inType.getDimSize(*dim));
+      offsets[*dim] =
+          arith::MulIOp::create(rewriter, loc, coords[axis], size).getResult();
+      continue;
+    }
+    if (kind != ReductionKind::Sum && kind != ReductionKind::Prod)
+      continue;
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        coords[axis], zero);
+    onFirst =
+        onFirst ? arith::AndIOp::create(rewriter, loc, onFirst, first) : first;
+  }
+  if (kind == ReductionKind::Avg && scale > 1) {
+    auto floatType = cast<FloatType>(element);
+    Value factor = arith::ConstantOp::create(
+        rewriter, loc, floatType,
+        rewriter.getFloatAttr(floatType, double(scale)));
+    value = buildScaled(rewriter, loc, value, factor);
+  }
+  if (anySplit) {
+    SmallVector<OpFoldResult> sizes,
+        strides(inType.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t size : inType.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    value = tensor::InsertSliceOp::create(rewriter, loc, value, fillIdentity(),
+                                          offsets, sizes, strides);
+  }
+  if (onFirst)
+    value =
+        arith::SelectOp::create(rewriter, loc, onFirst, value, fillIdentity());
+  rewriter.replaceOp(op, value);
+  return success();
+}
 
-  LogicalResult
-  matchAndRewrite(MakePartialOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType inType = op.getInput().getType();
-    RankedTensorType outType = op.getResult().getType();
-    if (!outType.hasStaticShape())
-      return op->emitOpError("cannot be lowered to MPI: its shape ")
-             << outType << " is not static";
-    Type element = outType.getElementType();
-    if (!element.isIntOrFloat())
-      return op->emitOpError("cannot be lowered to MPI: no reduction identity "
-                             "for element type ")
-             << element;
-    ReductionKind kind = op.getKind();
-    if (kind == ReductionKind::Avg && !isa<FloatType>(element))
-      return op->emitOpError("cannot be lowered to MPI: an avg of integers "
-                             "is not exact");
-    Location loc = op.getLoc();
-    auto plain = cast<RankedTensorType>(dropDistEncoding(outType));
-    TensorDistAttr inDist = getTensorDist(inType);
-    SmallVector<Value> coords = state.getCoords(rewriter, op, op.getMesh());
-    Value value = adaptor.getInput();
-    TypedAttr identityAttr = reductionIdentity(rewriter, kind, element);
-    auto fillIdentity = [&]() -> Value {
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, plain.getShape(), element);
-      Value identity = arith::ConstantOp::create(rewriter, loc, identityAttr);
-      return linalg::FillOp::create(rewriter, loc, identity, empty)
-          .getResult(0);
-    };
-    SmallVector<OpFoldResult> offsets(inType.getRank(),
-                                      rewriter.getIndexAttr(0));
-    bool anySplit = false;
-    Value onFirst;
-    int64_t scale = 1;
-    for (int64_t axis : op.getAxes()) {
-      if (std::optional<int64_t> dim = inDist.getDimOfMeshAxis(axis)) {
-        anySplit = true;
-        scale *= op.getMesh().getAxisSize(axis);
-        Value size = arith::ConstantIndexOp::create(rewriter, loc,
-                                                    inType.getDimSize(*dim));
-        offsets[*dim] = arith::MulIOp::create(rewriter, loc, coords[axis], size)
-                            .getResult();
-        continue;
-      }
-      if (kind != ReductionKind::Sum && kind != ReductionKind::Prod)
-        continue;
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value first = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq, coords[axis], zero);
-      onFirst = onFirst ? arith::AndIOp::create(rewriter, loc, onFirst, first)
-                        : first;
-    }
-    if (kind == ReductionKind::Avg && scale > 1) {
-      auto floatType = cast<FloatType>(element);
-      Value factor = arith::ConstantOp::create(
-          rewriter, loc, floatType,
-          rewriter.getFloatAttr(floatType, double(scale)));
-      auto shaped = cast<RankedTensorType>(value.getType());
-      auto map =
-          AffineMap::getMultiDimIdentityMap(shaped.getRank(), getContext());
-      value = linalg::GenericOp::create(
-                  rewriter, loc, shaped, ValueRange{value},
-                  ValueRange{tensor::EmptyOp::create(
-                      rewriter, loc, shaped.getShape(), element)},
-                  ArrayRef<AffineMap>{map, map},
-                  SmallVector<utils::IteratorType>(
-                      shaped.getRank(), utils::IteratorType::parallel),
-                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                    linalg::YieldOp::create(nb, nloc,
-                                            ValueRange{arith::MulFOp::create(
-                                                nb, nloc, args[0], factor)});
-                  })
-                  .getResult(0);
-    }
-    if (anySplit) {
-      SmallVector<OpFoldResult> sizes,
-          strides(inType.getRank(), rewriter.getIndexAttr(1));
-      for (int64_t size : inType.getShape())
-        sizes.push_back(rewriter.getIndexAttr(size));
-      value = tensor::InsertSliceOp::create(
-          rewriter, loc, value, fillIdentity(), offsets, sizes, strides);
-    }
-    if (onFirst)
-      value = arith::SelectOp::create(rewriter, loc, onFirst, value,
-                                      fillIdentity());
-    rewriter.replaceOp(op, value);
+static LogicalResult
+lowerWait(WaitOp op, WaitOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor,
+          ConversionPatternRewriter &rewriter, DistToMPIState &state) {
+  ValueRange future = adaptor.getFuture();
+  if (future.size() != 2)
+    return rewriter.notifyMatchFailure(op, "future not lowered");
+  Value recv = future[0], request = future[1];
+  Location loc = op.getLoc();
+  if (failed(waitInRuntime(state, rewriter, op, request)))
+    return failure();
+  // The collective is still in the IR (a conversion erases replaced ops at
+  // its end) and, by dist.wait's verifier, in this block.
+  Operation *collective = op.getFuture().getDefiningOp();
+  if (isa_and_nonnull<AllGatherOp, ReduceScatterOp, AllToAllOp>(collective)) {
+    rewriter.replaceOp(op,
+                       unpackRedistribution(rewriter, loc, collective, recv));
     return success();
   }
-};
-} // namespace
+  auto resultType =
+      cast<RankedTensorType>(dropDistEncoding(op.getResult().getType()));
+  auto recvType = cast<MemRefType>(recv.getType());
+  auto received =
+      RankedTensorType::get(resultType.getShape(), recvType.getElementType());
+  Value result = unflatten(rewriter, loc, recv, received);
+  rewriter.replaceOp(
+      op, convertElements(rewriter, loc, result, resultType.getElementType()));
+  return success();
+}
 
-namespace {
-class WaitLowering : public DistToMPIPattern<WaitOp> {
-public:
-  using DistToMPIPattern<WaitOp>::DistToMPIPattern;
-
-  LogicalResult
-  matchAndRewrite(WaitOp op, OneToNOpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    ValueRange future = adaptor.getFuture();
-    if (future.size() != 2)
-      return rewriter.notifyMatchFailure(op, "future not lowered");
-    Value recv = future[0], request = future[1];
-    Location loc = op.getLoc();
-    if (failed(waitInRuntime(state, rewriter, op, request)))
-      return failure();
-    // The collective is still in the IR (a conversion erases replaced ops at
-    // its end) and, by dist.wait's verifier, in this block.
-    Operation *collective = op.getFuture().getDefiningOp();
-    if (isa_and_nonnull<AllGatherOp, ReduceScatterOp, AllToAllOp>(collective)) {
-      rewriter.replaceOp(op,
-                         unpackRedistribution(rewriter, loc, collective, recv));
-      return success();
-    }
-    auto resultType =
-        cast<RankedTensorType>(dropDistEncoding(op.getResult().getType()));
-    auto recvType = cast<MemRefType>(recv.getType());
-    auto received =
-        RankedTensorType::get(resultType.getShape(), recvType.getElementType());
-    Value result = unflatten(rewriter, loc, recv, received);
-    rewriter.replaceOp(op, convertElements(rewriter, loc, result,
-                                           resultType.getElementType()));
-    return success();
-  }
-};
-
-class ProcessCoordLowering : public DistToMPIPattern<ProcessCoordOp> {
-public:
-  using DistToMPIPattern<ProcessCoordOp>::DistToMPIPattern;
-
-  LogicalResult
-  matchAndRewrite(ProcessCoordOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, state.getCoords(rewriter, op, op.getMesh())[op.getAxis()]);
-    return success();
-  }
-};
-} // namespace
+static LogicalResult lowerProcessCoord(ProcessCoordOp op,
+                                       ProcessCoordOp::Adaptor,
+                                       ConversionPatternRewriter &rewriter,
+                                       DistToMPIState &state) {
+  rewriter.replaceOp(op,
+                     state.getCoords(rewriter, op, op.getMesh())[op.getAxis()]);
+  return success();
+}
 
 void mlir::dist::populateDistToMPIConversionPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     DistToMPIState &state) {
-  patterns.add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
-               CollectiveLowering<CIdentityOp>, CollectiveLowering<AllGatherOp>,
-               CollectiveLowering<ReduceScatterOp>,
-               CollectiveLowering<AllToAllOp>, AllSliceLowering,
-               MakePartialLowering, WaitLowering, ProcessCoordLowering>(
-      converter, patterns.getContext(), state);
+  patterns
+      .add<CollectiveLowering<AllReduceOp>, CollectiveLowering<BroadcastOp>,
+           CollectiveLowering<CIdentityOp>, CollectiveLowering<AllGatherOp>,
+           CollectiveLowering<ReduceScatterOp>, CollectiveLowering<AllToAllOp>,
+           FunctionLowering<lowerAllSlice>, FunctionLowering<lowerMakePartial>,
+           FunctionLowering<lowerWait>, FunctionLowering<lowerProcessCoord>>(
+          converter, patterns.getContext(), state);
 }
 
 void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {

@@ -58,6 +58,19 @@ static void printString(const char *label, MlirStringRef s) {
   printf("%s: '%.*s'\n", label, (int)s.length, s.data);
 }
 
+/* Runs `pm` on `module`, prints whether it succeeded (after `label`) and the
+ * module, and destroys both. */
+static void runPrintAndDestroy(MlirPassManager pm, MlirModule module,
+                               const char *label) {
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  printf("%s: %d\n", label, mlirLogicalResultIsSuccess(ran));
+  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
+  printf("\n");
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+}
+
 static MlirContext createContext(void) {
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
   mlirDistRegisterAllDialects(registry);
@@ -447,20 +460,15 @@ static void testPasses(MlirContext ctx) {
       mlirStringRefCreateFromCString("builtin.module(dist-auto-parallel)"),
       printToStdout, NULL);
   printf("pipeline parsed: %d\n", mlirLogicalResultIsSuccess(parsed));
-  MlirLogicalResult ran =
-      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
-  printf("ran: %d\n", mlirLogicalResultIsSuccess(ran));
-  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
-  printf("\n");
-  mlirPassManagerDestroy(pm);
-  mlirModuleDestroy(module);
+  runPrintAndDestroy(pm, module, "ran");
 
   module = parseStep(ctx);
   pm = mlirPassManagerCreate(ctx);
   MlirOpPassManager nested = mlirPassManagerGetNestedUnder(
       pm, mlirStringRefCreateFromCString("func.func"));
   mlirOpPassManagerAddOwnedPass(nested, mlirCreateDistDistMatmulGradOverlap());
-  ran = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
   static char text[8192];
   text[0] = 0;
   mlirOperationPrint(mlirModuleGetOperation(module), collectToBuffer, text);
@@ -633,13 +641,8 @@ static void testConversionPasses(MlirContext ctx) {
                                 mlirCreateDistConversionConvertDistToLinalg());
   mlirOpPassManagerAddOwnedPass(opm,
                                 mlirCreateDistConversionConvertDistToMPI());
-  MlirLogicalResult ran =
-      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module));
-  printf("lowered: %d\n", mlirLogicalResultIsSuccess(ran));
-  mlirOperationPrint(mlirModuleGetOperation(module), printToStdout, NULL);
-  printf("\ndone\n");
-  mlirPassManagerDestroy(pm);
-  mlirModuleDestroy(module);
+  runPrintAndDestroy(pm, module, "lowered");
+  printf("done\n");
 }
 
 /* `dist-capi-test parse FILE`: parses FILE (text or bytecode) as an
@@ -827,10 +830,10 @@ static void testMatmulShape(MlirContext ctx) {
 // CHECK-NEXT: drawn: 0
 static void testRenderTraceSvg(void) {
   printf("testRenderTraceSvg\n");
-  const char *traces[] = {
-      "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"c\", \"cat\": "
-      "\"compute\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"dur\": 5}]}",
-      "{\"events\": []}", "not json"};
+  const char *interval = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": "
+                         "\"c\", \"cat\": \"compute\", \"pid\": 0, "
+                         "\"tid\": 0, \"ts\": 0, \"dur\": 5}]}";
+  const char *traces[] = {interval, "{\"events\": []}", "not json"};
   for (int i = 0; i < 3; ++i) {
     MlirLogicalResult drawn = mlirDistRenderTraceSvg(
         mlirStringRefCreateFromCString(traces[i]), printToStdout, NULL);

@@ -340,6 +340,12 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                       MutableArrayRef<std::optional<ReductionKind>> kinds,
                       raw_ostream &whyNot) -> LogicalResult {
     std::string name = axisName(mesh, axis);
+    // `operand` is partial with `kind`, which cannot pass: `why`.
+    auto refuse = [&](StringRef operand, StringRef why) {
+      whyNot << operand << " is partial (" << stringifyReductionKind(kind)
+             << ") over mesh " << name << why;
+      return failure();
+    };
     switch (linearity) {
     case Linearity::Additive:
       if (holders.size() != numTensors || !isLinearKind(kind)) {
@@ -365,12 +371,8 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                   "products";
         return failure();
       }
-      if (!isLinearKind(kind)) {
-        whyNot << "an operand is partial (" << stringifyReductionKind(kind)
-               << ") over mesh " << name
-               << ", which does not pass through a product";
-        return failure();
-      }
+      if (!isLinearKind(kind))
+        return refuse("an operand", ", which does not pass through a product");
       if (linearity == Linearity::Dividend && holders.front() != 0) {
         whyNot << "the divisor is partial over mesh " << name
                << ": a quotient is not linear in its divisor";
@@ -381,32 +383,23 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
     case Linearity::Minimum: {
       ReductionKind same = linearity == Linearity::Maximum ? ReductionKind::Max
                                                            : ReductionKind::Min;
-      if (kind != same) {
-        whyNot << "an operand is partial (" << stringifyReductionKind(kind)
-               << ") over mesh " << name << ", which does not pass through a "
-               << stringifyReductionKind(same)
-               << ": reduce it first (dist.allreduce)";
-        return failure();
-      }
+      if (kind != same)
+        return refuse("an operand", (", which does not pass through a " +
+                                     stringifyReductionKind(same) +
+                                     ": reduce it first (dist.allreduce)")
+                                        .str());
       break;
     }
     case Linearity::Linear:
-      if (!isLinearKind(kind)) {
-        whyNot << "the operand is partial (" << stringifyReductionKind(kind)
-               << ") over mesh " << name
-               << ", which does not pass through this op";
-        return failure();
-      }
+      if (!isLinearKind(kind))
+        return refuse("the operand", ", which does not pass through this op");
       break;
     case Linearity::ExactCast:
       break;
     case Linearity::MonotoneCast:
-      if (kind != ReductionKind::Max && kind != ReductionKind::Min) {
-        whyNot << "the operand is partial (" << stringifyReductionKind(kind)
-               << ") over mesh " << name
-               << ": rounding does not commute with the pending reduction";
-        return failure();
-      }
+      if (kind != ReductionKind::Max && kind != ReductionKind::Min)
+        return refuse("the operand",
+                      ": rounding does not commute with the pending reduction");
       break;
     case Linearity::Nonlinear:
       whyNot << "an operand is partial over mesh " << name
@@ -662,6 +655,23 @@ void ScaleOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void CheckFiniteAndUnscaleOp::appendRuleAttributes(
     SmallVectorImpl<const void *> &) {}
 
+/// The one result `infer(mesh)` gives on `op`'s common mesh, checked: the
+/// shape of the matmul's and every lookup's rule.
+template <typename Infer>
+static FailureOr<SmallVector<Dist>>
+oneResult(Operation *op, raw_ostream &whyNot, Infer infer) {
+  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+  if (failed(mesh))
+    return failure();
+  FailureOr<Dist> inferred = infer(*mesh);
+  if (failed(inferred))
+    return failure();
+  FailureOr<Dist> r = verified(std::move(*inferred), whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<Dist>{std::move(*r)};
+}
+
 /// The loops of a matmul or matmul_grad `op` whose product is `out`.
 template <typename OpTy>
 static MatmulLoops loopsOf(OpTy op, RankedTensorType out) {
@@ -672,16 +682,12 @@ static MatmulLoops loopsOf(OpTy op, RankedTensorType out) {
 
 FailureOr<SmallVector<Dist>>
 MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
-  if (failed(mesh))
-    return failure();
-  MatmulLoops loops = loopsOf(*this, getResult().getType());
-  FailureOr<Dist> r = inferContraction(
-      *mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
-      loops.out, whyNot);
-  if (failed(r))
-    return failure();
-  return SmallVector<Dist>{std::move(*r)};
+  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+    MatmulLoops loops = loopsOf(*this, getResult().getType());
+    return inferContraction(
+        mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
+        loops.out, whyNot);
+  });
 }
 
 FailureOr<SmallVector<Dist>>
@@ -837,23 +843,6 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
                                    : TensorDistAttr::get(mesh, w.dims));
   return inferFactor(mesh, rank + 2, {idsOp, table, grad}, out, passPartial,
                      whyNot);
-}
-
-/// The one result `infer(mesh)` gives on `op`'s common mesh, checked: the
-/// shape of every lookup's rule.
-template <typename Infer>
-static FailureOr<SmallVector<Dist>>
-oneResult(Operation *op, raw_ostream &whyNot, Infer infer) {
-  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
-  if (failed(mesh))
-    return failure();
-  FailureOr<Dist> inferred = infer(*mesh);
-  if (failed(inferred))
-    return failure();
-  FailureOr<Dist> r = verified(std::move(*inferred), whyNot);
-  if (failed(r))
-    return failure();
-  return SmallVector<Dist>{std::move(*r)};
 }
 
 FailureOr<SmallVector<Dist>>

@@ -137,6 +137,120 @@ static bool isIdempotent(ReductionKind kind) {
   return kind == ReductionKind::Max || kind == ReductionKind::Min;
 }
 
+/// A linalg op's result: the value whose dependence on partial operands
+/// decides how the result is partial (the combined value of a reduction),
+/// the combiner and the init.
+struct Output {
+  Value expr;
+  std::optional<ReductionKind> combiner;
+  Value init;
+  bool readsInit;
+};
+
+/// The partial-operand rule of a linalg op whose `body` computes `outputs`
+/// (its factor results `results`) from `numInputs` inputs and the inits, with
+/// reduction loops or not: operands `holders`, partial with `kind` over mesh
+/// axis `axis`, pass to each result as its computation allows.
+static LogicalResult passPartials(
+    Block &body, unsigned numInputs, bool hasReduction,
+    ArrayRef<Output> outputs, ArrayRef<FactorResult> results, MeshAttr mesh,
+    int64_t axis, ArrayRef<unsigned> holders, ReductionKind kind,
+    ArrayRef<std::optional<ReductionKind>> fromLoops,
+    MutableArrayRef<std::optional<ReductionKind>> kinds, raw_ostream &whyNot) {
+  auto why = [&]() -> raw_ostream & {
+    return whyNot << "operand #" << holders.front() << " is partial ("
+                  << stringifyReductionKind(kind) << ") over mesh "
+                  << axisName(mesh, axis) << ": ";
+  };
+  llvm::SmallBitVector vars(body.getNumArguments());
+  for (unsigned i : holders)
+    vars.set(i);
+  BodyDependence deps(body, vars);
+  for (auto [k, out] : llvm::enumerate(outputs)) {
+    unsigned initOperand = numInputs + k;
+    bool initPartial = out.combiner && vars.test(initOperand);
+    Dependence d = deps.of(out.expr);
+    if (d == Dependence::None && !initPartial)
+      continue;
+    if (d == Dependence::Other) {
+      why() << "result #" << k << " is not linear in it";
+      return failure();
+    }
+    bool linearKind = kind == ReductionKind::Sum || kind == ReductionKind::Avg;
+    if (!linearKind) {
+      // A max, min or product passes only as itself: copied, or
+      // combined by its own kind.
+      bool copied = isa<BlockArgument>(out.expr) || d == Dependence::None;
+      if (!copied || (out.combiner && *out.combiner != kind) ||
+          (hasReduction && !out.combiner)) {
+        why() << "only sums and averages pass through the computation of "
+                 "result #"
+              << k;
+        return failure();
+      }
+    } else if (out.combiner && *out.combiner != ReductionKind::Sum) {
+      why() << "result #" << k << " combines with "
+            << stringifyReductionKind(*out.combiner)
+            << ", which does not commute with a pending sum";
+      return failure();
+    }
+    // The accumulator is added once per process unless it is partial
+    // too (or the identity, or the combination is idempotent).
+    if (out.combiner && !initPartial && !isIdempotent(*out.combiner) &&
+        !results[k].initIsIdentity) {
+      why() << "result #" << k
+            << " accumulates into an initial value that is neither partial "
+               "nor the identity of its "
+            << stringifyReductionKind(*out.combiner)
+            << ": every process would count it once";
+      return failure();
+    }
+    if (initPartial && d == Dependence::None && !fromLoops[k] &&
+        !isIdempotent(*out.combiner)) {
+      why() << "result #" << k
+            << " adds values that are not partial to a partial initial "
+               "value: every process would count them once";
+      return failure();
+    }
+    kinds[k] = kind;
+  }
+  return success();
+}
+
+/// Refuses a body that reads the index of a loop `operands` split:
+/// linalg.index reads a loop's position, which a process sees from the start
+/// of its own block (on a split loop, a local index).
+static LogicalResult rejectSplitIndex(linalg::LinalgOp linalgOp,
+                                      ArrayRef<FactorOperand> operands,
+                                      MeshAttr mesh, raw_ostream &whyNot) {
+  unsigned numLoops = linalgOp.getNumLoops();
+  SmallVector<int64_t> loopAxis(numLoops, -1);
+  for (const FactorOperand &operand : operands) {
+    Dist d = Dist::of(operand.type, mesh);
+    for (auto [dim, loop] : llvm::enumerate(operand.loops))
+      if (loop >= 0 && loop < static_cast<int64_t>(numLoops) &&
+          dim < d.dims.size() && d.dims[dim] >= 0)
+        loopAxis[loop] = d.dims[dim];
+  }
+  std::optional<std::pair<int64_t, int64_t>> splitIndex;
+  linalgOp->walk([&](linalg::IndexOp index) {
+    if (index->getParentOfType<linalg::LinalgOp>() != linalgOp ||
+        index.getDim() >= numLoops || loopAxis[index.getDim()] < 0)
+      return WalkResult::advance();
+    splitIndex = {index.getDim(), loopAxis[index.getDim()]};
+    return WalkResult::interrupt();
+  });
+  if (splitIndex) {
+    whyNot << "the body reads the index of loop " << splitIndex->first
+           << ", which is split over mesh "
+           << axisName(mesh, splitIndex->second)
+           << ": each process would see the index within its block, not "
+              "the global one";
+    return failure();
+  }
+  return success();
+}
+
 namespace {
 template <typename OpTy>
 struct LinalgRuleModel
@@ -177,15 +291,6 @@ struct LinalgRuleModel
     auto yield = cast<linalg::YieldOp>(body.getTerminator());
     bool hasReduction = linalgOp.getNumReductionLoops() > 0;
     unsigned numInputs = linalgOp.getNumDpsInputs();
-    // Per result: the value whose dependence on partial operands decides
-    // how the result is partial (the combined value of a reduction), the
-    // combiner and the init.
-    struct Output {
-      Value expr;
-      std::optional<ReductionKind> combiner;
-      Value init;
-      bool readsInit;
-    };
     SmallVector<Output> outputs;
     SmallVector<FactorResult> results;
     for (auto [k, init] : llvm::enumerate(linalgOp.getDpsInits())) {
@@ -215,93 +320,12 @@ struct LinalgRuleModel
                         ReductionKind kind,
                         ArrayRef<std::optional<ReductionKind>> fromLoops,
                         MutableArrayRef<std::optional<ReductionKind>> kinds,
-                        raw_ostream &whyNot) -> LogicalResult {
-      auto why = [&]() -> raw_ostream & {
-        return whyNot << "operand #" << holders.front() << " is partial ("
-                      << stringifyReductionKind(kind) << ") over mesh "
-                      << axisName(*mesh, axis) << ": ";
-      };
-      llvm::SmallBitVector vars(body.getNumArguments());
-      for (unsigned i : holders)
-        vars.set(i);
-      BodyDependence deps(body, vars);
-      for (auto [k, out] : llvm::enumerate(outputs)) {
-        unsigned initOperand = numInputs + k;
-        bool initPartial = out.combiner && vars.test(initOperand);
-        Dependence d = deps.of(out.expr);
-        if (d == Dependence::None && !initPartial)
-          continue;
-        if (d == Dependence::Other) {
-          why() << "result #" << k << " is not linear in it";
-          return failure();
-        }
-        bool linearKind =
-            kind == ReductionKind::Sum || kind == ReductionKind::Avg;
-        if (!linearKind) {
-          // A max, min or product passes only as itself: copied, or
-          // combined by its own kind.
-          bool copied = isa<BlockArgument>(out.expr) || d == Dependence::None;
-          if (!copied || (out.combiner && *out.combiner != kind) ||
-              (hasReduction && !out.combiner)) {
-            why() << "only sums and averages pass through the computation of "
-                     "result #"
-                  << k;
-            return failure();
-          }
-        } else if (out.combiner && *out.combiner != ReductionKind::Sum) {
-          why() << "result #" << k << " combines with "
-                << stringifyReductionKind(*out.combiner)
-                << ", which does not commute with a pending sum";
-          return failure();
-        }
-        // The accumulator is added once per process unless it is partial
-        // too (or the identity, or the combination is idempotent).
-        if (out.combiner && !initPartial && !isIdempotent(*out.combiner) &&
-            !results[k].initIsIdentity) {
-          why() << "result #" << k
-                << " accumulates into an initial value that is neither partial "
-                   "nor the identity of its "
-                << stringifyReductionKind(*out.combiner)
-                << ": every process would count it once";
-          return failure();
-        }
-        if (initPartial && d == Dependence::None && !fromLoops[k] &&
-            !isIdempotent(*out.combiner)) {
-          why() << "result #" << k
-                << " adds values that are not partial to a partial initial "
-                   "value: every process would count them once";
-          return failure();
-        }
-        kinds[k] = kind;
-      }
-      return success();
+                        raw_ostream &whyNot) {
+      return passPartials(body, numInputs, hasReduction, outputs, results,
+                          *mesh, axis, holders, kind, fromLoops, kinds, whyNot);
     };
-    // linalg.index reads a loop's position, which a process sees from the
-    // start of its own block: on a split loop, a local index.
-    SmallVector<int64_t> loopAxis(numLoops, -1);
-    for (const FactorOperand &operand : operands) {
-      Dist d = Dist::of(operand.type, *mesh);
-      for (auto [dim, loop] : llvm::enumerate(operand.loops))
-        if (loop >= 0 && loop < static_cast<int64_t>(numLoops) &&
-            dim < d.dims.size() && d.dims[dim] >= 0)
-          loopAxis[loop] = d.dims[dim];
-    }
-    std::optional<std::pair<int64_t, int64_t>> splitIndex;
-    op->walk([&](linalg::IndexOp index) {
-      if (index->getParentOfType<linalg::LinalgOp>() != linalgOp ||
-          index.getDim() >= numLoops || loopAxis[index.getDim()] < 0)
-        return WalkResult::advance();
-      splitIndex = {index.getDim(), loopAxis[index.getDim()]};
-      return WalkResult::interrupt();
-    });
-    if (splitIndex) {
-      whyNot << "the body reads the index of loop " << splitIndex->first
-             << ", which is split over mesh "
-             << axisName(*mesh, splitIndex->second)
-             << ": each process would see the index within its block, not "
-                "the global one";
+    if (failed(rejectSplitIndex(linalgOp, operands, *mesh, whyNot)))
       return failure();
-    }
     return inferFactors(*mesh, numLoops, operands, results, partials, whyNot);
   }
 

@@ -177,6 +177,22 @@ private:
   bool reshardOperandsInstead(Operation *op, DistributionRuleInterface rule,
                               ArrayRef<rules::Dist> inferred,
                               std::string &pricedNot);
+  /// The operands' candidate types for reshardOperandsInstead.
+  struct OperandOptions {
+    /// Each operand as it was before this op's repairs.
+    SmallVector<Value> bases;
+    /// The types each operand may take: as it is first, then as it was.
+    SmallVector<SmallVector<Type, 4>> types;
+  };
+  OperandOptions operandOptions(Operation *op, MeshAttr mesh,
+                                ArrayRef<Value> conflicts,
+                                ArrayRef<TensorDistAttr> declared);
+  std::optional<std::pair<SmallVector<unsigned>, double>>
+  cheapestOperands(Operation *op, DistributionRuleInterface rule,
+                   const OperandOptions &options);
+  void reshardOperands(Operation *op, const OperandOptions &options,
+                       ArrayRef<unsigned> choice, ArrayRef<Value> conflicts,
+                       double seconds, double asIs);
   std::optional<double> reshardSeconds(RankedTensorType from,
                                        RankedTensorType to) const;
   LogicalResult visitCallResults(CallOpInterface call);
@@ -652,47 +668,25 @@ linalgOperandsFor(linalg::LinalgOp op, MeshAttr mesh,
 /// reshard after the op. An operand that a repair for this op resharded
 /// (`placed`: a partial sum completed, an init made partial) is priced from
 /// the value before that repair. Returns whether operands were resharded.
-bool Completion::reshardOperandsInstead(Operation *op,
-                                        DistributionRuleInterface rule,
-                                        ArrayRef<rules::Dist> inferred,
-                                        std::string &pricedNot) {
-  SmallVector<TensorDistAttr> declared(op->getNumResults());
-  SmallVector<Value> conflicts;
-  double afterSeconds = model.computeTime(op).value_or(0.0);
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (!type || isUndecided(result) ||
-        rules::holds(distOf(result), inferred[i], type.getRank()))
-      continue;
-    std::optional<double> s =
-        reshardSeconds(withDist(type, inferred[i].toAttr()), type);
-    if (!s)
-      return false;
-    afterSeconds += *s;
-    declared[i] = distOf(result);
-    conflicts.push_back(result);
-  }
-  if (conflicts.empty())
-    return false;
-  MeshAttr mesh = meshOf(op);
-  if (!mesh)
-    return false;
-  std::string ignored;
-  llvm::raw_string_ostream os(ignored);
-
-  // What each operand was before this op's repairs, and the types it may
-  // take: as it is first, then as it was.
-  SmallVector<Value> bases;
-  SmallVector<SmallVector<Type, 4>> options;
+/// The types each operand of `op` may take instead of its own: as it was
+/// before this op's repairs, as a conflicting result is declared (`declared`)
+/// when the ranks agree, as a linalg op's loops want the declared results,
+/// and replicated.
+Completion::OperandOptions
+Completion::operandOptions(Operation *op, MeshAttr mesh,
+                           ArrayRef<Value> conflicts,
+                           ArrayRef<TensorDistAttr> declared) {
+  OperandOptions options;
+  SmallVector<Value> &bases = options.bases;
   for (Value v : op->getOperands()) {
     Value base = v;
     if (Operation *def = v.getDefiningOp();
         def && placed.contains(def) && v.hasOneUse())
       base = cast<ReshardOp>(def).getInput();
     bases.push_back(base);
-    options.push_back({v.getType()});
+    options.types.push_back({v.getType()});
     if (base != v)
-      options.back().push_back(base.getType());
+      options.types.back().push_back(base.getType());
   }
   auto offer = [&](unsigned i, TensorDistAttr d, bool explicitReplicated) {
     Value base = bases[i];
@@ -700,8 +694,8 @@ bool Completion::reshardOperandsInstead(Operation *op,
       return;
     if (std::optional<RankedTensorType> t =
             retyped(base, d, explicitReplicated);
-        t && !llvm::is_contained(options[i], Type(*t)))
-      options[i].push_back(*t);
+        t && !llvm::is_contained(options.types[i], Type(*t)))
+      options.types[i].push_back(*t);
   };
   for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
     auto type = dyn_cast<RankedTensorType>(bases[i].getType());
@@ -721,89 +715,89 @@ bool Completion::reshardOperandsInstead(Operation *op,
         offer(i, d, false);
   for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
     offer(i, nullptr, false);
-  // The search is over few operands; an op with many options keeps the
-  // reshard after it.
-  uint64_t combinations = 1;
-  for (const auto &o : options)
-    combinations *= o.size();
-  if (combinations > 256)
-    return false;
+  return options;
+}
 
+/// The cheapest choice of operand types among `options` (by index) under
+/// which `rule` computes every decided result of `op` as declared, the op
+/// verifies and an init has its result's type, and its price (the reshards
+/// before the op and its compute); none when no choice but the first does.
+std::optional<std::pair<SmallVector<unsigned>, double>>
+Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
+                             const OperandOptions &options) {
+  ArrayRef<Value> bases = options.bases;
   SmallVector<Type> current(op->getOperandTypes());
-  SmallVector<unsigned> pick(options.size(), 0), best;
+  SmallVector<unsigned> pick(options.types.size(), 0), best;
   std::optional<double> bestSeconds;
   auto next = [&] {
     for (unsigned i = pick.size(); i-- > 0;) {
-      if (++pick[i] < options[i].size())
+      if (++pick[i] < options.types[i].size())
         return true;
       pick[i] = 0;
     }
     return false;
   };
-  {
-    // The trial types are not the program's: the op verifier's complaints
-    // about them are not reported.
-    ScopedDiagnosticHandler quiet(op->getContext(),
-                                  [](Diagnostic &) { return success(); });
-    while (next()) {
-      double seconds = 0;
-      bool priced = true;
-      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-        Type t = options[i][pick[i]];
-        if (t != bases[i].getType()) {
-          std::optional<double> s =
-              reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
-                             cast<RankedTensorType>(t));
-          priced = priced && s;
-          seconds += s.value_or(0.0);
-        }
-        v.setType(t);
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  // The trial types are not the program's: the op verifier's complaints
+  // about them are not reported.
+  ScopedDiagnosticHandler quiet(op->getContext(),
+                                [](Diagnostic &) { return success(); });
+  while (next()) {
+    double seconds = 0;
+    bool priced = true;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      Type t = options.types[i][pick[i]];
+      if (t != bases[i].getType()) {
+        std::optional<double> s =
+            reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
+                           cast<RankedTensorType>(t));
+        priced = priced && s;
+        seconds += s.value_or(0.0);
       }
-      ignored.clear();
-      FailureOr<SmallVector<rules::Dist>> now =
-          rule.inferResultDistributions(os);
-      bool accepted = priced && succeeded(now);
-      for (auto [i, result] : llvm::enumerate(op->getResults()))
-        if (accepted && isTensor(result) && !isUndecided(result))
-          accepted =
-              rules::holds(distOf(result), (*now)[i],
-                           cast<RankedTensorType>(result.getType()).getRank());
-      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op); accepted && dps)
-        for (OpOperand &init : dps.getDpsInitsMutable())
-          if (Value result = dps.getTiedOpResult(&init);
-              result && !isUndecided(result))
-            accepted = accepted && init.get().getType() == result.getType();
-      accepted =
-          accepted && succeeded(mlir::verify(op, /*verifyRecursively=*/false));
-      if (accepted)
-        seconds += model.computeTime(op).value_or(0.0);
-      for (auto [v, t] : llvm::zip(op->getOperands(), current))
-        v.setType(t);
-      if (accepted && (!bestSeconds || seconds < *bestSeconds)) {
-        bestSeconds = seconds;
-        best = pick;
-      }
+      v.setType(t);
+    }
+    ignored.clear();
+    FailureOr<SmallVector<rules::Dist>> now = rule.inferResultDistributions(os);
+    bool accepted = priced && succeeded(now);
+    for (auto [i, result] : llvm::enumerate(op->getResults()))
+      if (accepted && isTensor(result) && !isUndecided(result))
+        accepted =
+            rules::holds(distOf(result), (*now)[i],
+                         cast<RankedTensorType>(result.getType()).getRank());
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op); accepted && dps)
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        if (Value result = dps.getTiedOpResult(&init);
+            result && !isUndecided(result))
+          accepted = accepted && init.get().getType() == result.getType();
+    accepted =
+        accepted && succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+    if (accepted)
+      seconds += model.computeTime(op).value_or(0.0);
+    for (auto [v, t] : llvm::zip(op->getOperands(), current))
+      v.setType(t);
+    if (accepted && (!bestSeconds || seconds < *bestSeconds)) {
+      bestSeconds = seconds;
+      best = pick;
     }
   }
-  // What the repairs chose (the options as they are) is priced as it is.
-  double asIs = afterSeconds;
-  for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    if (bases[i] != v)
-      asIs += reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
-                             cast<RankedTensorType>(v.getType()))
-                  .value_or(0.0);
-  if (bestSeconds && *bestSeconds >= asIs)
-    pricedNot = llvm::formatv(" ({0:f3} us by the cost model, against {1:f3} "
-                              "us with reshards of operands before it)",
-                              asIs * 1e6, *bestSeconds * 1e6)
-                    .str();
-  if (!bestSeconds || *bestSeconds >= asIs)
-    return false;
+  if (!bestSeconds)
+    return std::nullopt;
+  return std::pair(std::move(best), *bestSeconds);
+}
 
+/// Gives `op`'s operands the types `choice` picks among `options`, taking
+/// back the repairs it replaces, with a remark per reshard that says what
+/// it costs (`seconds`) against the reshards after the op (`asIs`).
+void Completion::reshardOperands(Operation *op, const OperandOptions &options,
+                                 ArrayRef<unsigned> choice,
+                                 ArrayRef<Value> conflicts, double seconds,
+                                 double asIs) {
+  ArrayRef<Value> bases = options.bases;
   OpBuilder b(op);
   for (OpOperand &use : op->getOpOperands()) {
     unsigned i = use.getOperandNumber();
-    Type t = options[i][best[i]];
+    Type t = options.types[i][choice[i]];
     if (t == use.get().getType())
       continue;
     Value old = use.get();
@@ -835,9 +829,62 @@ bool Completion::reshardOperandsInstead(Operation *op,
     });
     remark << llvm::formatv(": {0:f3} us by the cost model, against {1:f3} us "
                             "with a reshard of the result after it",
-                            *bestSeconds * 1e6, asIs * 1e6)
+                            seconds * 1e6, asIs * 1e6)
                   .str();
   }
+}
+
+bool Completion::reshardOperandsInstead(Operation *op,
+                                        DistributionRuleInterface rule,
+                                        ArrayRef<rules::Dist> inferred,
+                                        std::string &pricedNot) {
+  SmallVector<TensorDistAttr> declared(op->getNumResults());
+  SmallVector<Value> conflicts;
+  double afterSeconds = model.computeTime(op).value_or(0.0);
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type || isUndecided(result) ||
+        rules::holds(distOf(result), inferred[i], type.getRank()))
+      continue;
+    std::optional<double> s =
+        reshardSeconds(withDist(type, inferred[i].toAttr()), type);
+    if (!s)
+      return false;
+    afterSeconds += *s;
+    declared[i] = distOf(result);
+    conflicts.push_back(result);
+  }
+  if (conflicts.empty())
+    return false;
+  MeshAttr mesh = meshOf(op);
+  if (!mesh)
+    return false;
+  OperandOptions options = operandOptions(op, mesh, conflicts, declared);
+  // The search is over few operands; an op with many options keeps the
+  // reshard after it.
+  uint64_t combinations = 1;
+  for (const auto &o : options.types)
+    combinations *= o.size();
+  if (combinations > 256)
+    return false;
+  std::optional<std::pair<SmallVector<unsigned>, double>> best =
+      cheapestOperands(op, rule, options);
+
+  // What the repairs chose (the options as they are) is priced as it is.
+  double asIs = afterSeconds;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (options.bases[i] != v)
+      asIs += reshardSeconds(cast<RankedTensorType>(options.bases[i].getType()),
+                             cast<RankedTensorType>(v.getType()))
+                  .value_or(0.0);
+  if (best && best->second >= asIs)
+    pricedNot = llvm::formatv(" ({0:f3} us by the cost model, against {1:f3} "
+                              "us with reshards of operands before it)",
+                              asIs * 1e6, best->second * 1e6)
+                    .str();
+  if (!best || best->second >= asIs)
+    return false;
+  reshardOperands(op, options, best->first, conflicts, best->second, asIs);
   return true;
 }
 
