@@ -118,3 +118,14 @@ def test_an_interrupt_while_a_process_starts_waits_for_the_block_to_end():
         assert reached == ["after the signal"]
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_the_jit_is_optimized_as_a_native_build():
+    """mlir-runner given no level runs no LLVM optimization at all: the JIT
+    gets the native build's level."""
+    from dist.run import launch, native
+
+    jit = launch.jit_command("mlir-runner", "p.mlir", "main", "libdist_runtime.so")
+    build = native.compile_command("p.ll", "p.o")
+    assert native.OPT_LEVEL >= 2
+    assert f"--O{native.OPT_LEVEL}" in jit and f"-O{native.OPT_LEVEL}" in build

@@ -165,6 +165,26 @@ def _check(config):
             fail(f"--keep {config.keep}: not writable")
 
 
+def jit_command(runner, lowered, entry, runtime):
+    """Runs `entry` of the lowered program in mlir-runner's JIT, optimized as
+    a native build is (native.OPT_LEVEL), with the runtime `runtime`."""
+    shared = [
+        paths.llvm_lib("libmlir_runner_utils.so"),
+        paths.llvm_lib("libmlir_c_runner_utils.so"),
+        paths.LIBMPI,
+        runtime,
+    ]
+    return [
+        runner,
+        lowered,
+        f"--O{native.OPT_LEVEL}",
+        "-e",
+        entry,
+        "-entry-point-result=void",
+        f"--shared-libs={','.join(shared)}",
+    ]
+
+
 def run(config, tmp):
     """Lowers config.program and runs it, or with config.build links it (a
     RunResult without outputs). Raises RunError when it cannot."""
@@ -197,20 +217,7 @@ def run(config, tmp):
         lowered = native.lower(config, dist_opt, config.keep or tmp, config.collectives != "off")
         with open(lowered) as f:
             text = f.read()
-        shared = [
-            paths.llvm_lib("libmlir_runner_utils.so"),
-            paths.llvm_lib("libmlir_c_runner_utils.so"),
-            paths.LIBMPI,
-            runtime,
-        ]
-        program_command = [
-            runner,
-            lowered,
-            "-e",
-            config.entry,
-            "-entry-point-result=void",
-            f"--shared-libs={','.join(shared)}",
-        ]
+        program_command = jit_command(runner, lowered, config.entry, runtime)
 
     marker = f"DIST_RUN_ID={os.getpid()}-{secrets.token_hex(8)}"
     env = dict(os.environ)
