@@ -25,16 +25,11 @@ constexpr const char *kCompute = "#4c8bd6", *kExposed = "#d64c4c",
 /// LANES_PER_STREAM).
 constexpr int64_t kFirstStreamLane = 100;
 
-struct Interval {
-  std::string name, category;
-  double ts, dur;
-};
-
 /// A process's lanes (by tid) and its name and summary.
 struct Process {
   std::string name, summary;
   std::map<int64_t, std::string> threadNames;
-  std::map<int64_t, std::vector<Interval>> lanes;
+  std::map<int64_t, std::vector<TraceInterval>> lanes;
 };
 
 /// `text` with XML's special characters escaped.
@@ -100,7 +95,7 @@ void printTimeAxis(llvm::raw_ostream &out, int y, int x0, double scale,
   out << "</g>\n";
 }
 
-const char *fillOf(const Interval &interval, int64_t tid) {
+const char *fillOf(const TraceInterval &interval, int64_t tid) {
   if (tid >= kFirstStreamLane)
     return kOnStream;
   StringRef category = interval.category;
@@ -117,51 +112,41 @@ llvm::Error malformed(const llvm::Twine &why) {
   return llvm::createStringError(why);
 }
 
-/// The processes of `trace`, and the end of its last interval.
+/// The processes of `trace`: their names and summaries, their lanes' names
+/// and intervals; `end` the end of the last interval.
 llvm::Expected<std::map<int64_t, Process>>
-readTrace(const llvm::json::Value &trace, double &end) {
-  const llvm::json::Object *root = trace.getAsObject();
-  const llvm::json::Array *events =
-      root ? root->getArray("traceEvents") : nullptr;
-  if (!events)
-    return malformed("no 'traceEvents' array");
+readProcesses(const llvm::json::Value &trace, double &end) {
+  llvm::Expected<std::vector<TraceInterval>> intervals =
+      readTraceIntervals(trace);
+  if (!intervals)
+    return intervals.takeError();
   std::map<int64_t, Process> processes;
   end = 0;
-  for (auto [index, value] : llvm::enumerate(*events)) {
+  for (TraceInterval &interval : *intervals) {
+    end = std::max(end, interval.end);
+    int64_t rank = interval.rank, thread = interval.thread;
+    processes[rank].lanes[thread].push_back(std::move(interval));
+  }
+  for (const llvm::json::Value &value :
+       *trace.getAsObject()->getArray("traceEvents")) {
     const llvm::json::Object *event = value.getAsObject();
-    std::optional<StringRef> phase =
-        event ? event->getString("ph") : std::nullopt;
-    if (!phase)
-      return malformed("event " + llvm::Twine(index) + " has no 'ph'");
+    if (!event || event->getString("ph") != "M")
+      continue;
     std::optional<int64_t> pid = event->getInteger("pid");
     std::optional<int64_t> tid = event->getInteger("tid");
-    std::optional<StringRef> name = event->getString("name");
-    if (*phase == "M") {
-      const llvm::json::Object *args = event->getObject("args");
-      std::optional<StringRef> value =
-          args ? args->getString("name") : std::nullopt;
-      if (!pid || !name || !value)
-        continue;
-      if (*name == "process_name") {
-        processes[*pid].name = value->str();
-        if (std::optional<StringRef> summary = args->getString("summary"))
-          processes[*pid].summary = summary->str();
-      } else if (*name == "thread_name" && tid) {
-        processes[*pid].threadNames[*tid] = value->str();
-      }
+    std::optional<StringRef> kind = event->getString("name");
+    const llvm::json::Object *args = event->getObject("args");
+    std::optional<StringRef> name =
+        args ? args->getString("name") : std::nullopt;
+    if (!pid || !kind || !name)
       continue;
+    if (*kind == "process_name") {
+      processes[*pid].name = name->str();
+      if (std::optional<StringRef> summary = args->getString("summary"))
+        processes[*pid].summary = summary->str();
+    } else if (*kind == "thread_name" && tid) {
+      processes[*pid].threadNames[*tid] = name->str();
     }
-    if (*phase != "X")
-      continue;
-    std::optional<double> ts = event->getNumber("ts");
-    std::optional<double> dur = event->getNumber("dur");
-    if (!name || !pid || !tid || !ts || !dur || !std::isfinite(*ts) ||
-        !std::isfinite(*dur) || *dur < 0)
-      return malformed("interval " + llvm::Twine(index) +
-                       " lacks a name, process, thread, time or duration");
-    std::string category = event->getString("cat").value_or("").str();
-    processes[*pid].lanes[*tid].push_back({name->str(), category, *ts, *dur});
-    end = std::max(end, *ts + *dur);
   }
   return processes;
 }
@@ -170,7 +155,8 @@ readTrace(const llvm::json::Value &trace, double &end) {
 llvm::Error mlir::dist::renderTraceSvg(const llvm::json::Value &trace,
                                        llvm::raw_ostream &os) {
   double end = 0;
-  llvm::Expected<std::map<int64_t, Process>> processes = readTrace(trace, end);
+  llvm::Expected<std::map<int64_t, Process>> processes =
+      readProcesses(trace, end);
   if (!processes)
     return processes.takeError();
   if (!(end > 0))
@@ -202,12 +188,12 @@ llvm::Error mlir::dist::renderTraceSvg(const llvm::json::Value &trace,
       out << llvm::formatv("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" "
                            "stroke=\"#ddd\"/>\n",
                            kLabel, y + kLane / 2, kWidth - 20);
-      for (const Interval &interval : intervals) {
-        double x = kLabel + interval.ts * scale;
-        double width = std::max(interval.dur * scale, 0.5);
+      for (const TraceInterval &interval : intervals) {
+        double x = kLabel + interval.begin * scale;
+        double width = std::max((interval.end - interval.begin) * scale, 0.5);
         std::string tip =
             llvm::formatv("{0}: {1:f3} us at {2:f3} us", interval.name,
-                          interval.dur, interval.ts)
+                          interval.end - interval.begin, interval.begin)
                 .str();
         if (interval.category == "function") {
           // A call spans the bars of its body: a thin bracket above them.
@@ -259,4 +245,41 @@ llvm::Error mlir::dist::renderTraceSvg(const llvm::json::Value &trace,
   }
   os << "</svg>\n";
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<TraceInterval>>
+mlir::dist::readTraceIntervals(const llvm::json::Value &trace) {
+  const llvm::json::Object *root = trace.getAsObject();
+  const llvm::json::Array *events =
+      root ? root->getArray("traceEvents") : nullptr;
+  if (!events)
+    return malformed("no 'traceEvents' array (write one with dist-run "
+                     "--trace)");
+  // The format's version (python/dist/run/trace.py); a trace without one is
+  // of the first.
+  if (const llvm::json::Value *version = root->get("dist-trace");
+      version && version->getAsInteger() != std::optional<int64_t>(1))
+    return malformed("trace format version " +
+                     llvm::formatv("{0}", *version).str() +
+                     "; this dist reads version 1");
+  std::vector<TraceInterval> intervals;
+  for (auto [index, value] : llvm::enumerate(*events)) {
+    const llvm::json::Object *event = value.getAsObject();
+    if (!event || event->getString("ph") != "X")
+      continue;
+    std::optional<StringRef> name = event->getString("name");
+    std::optional<StringRef> category = event->getString("cat");
+    std::optional<double> ts = event->getNumber("ts");
+    std::optional<double> dur = event->getNumber("dur");
+    std::optional<int64_t> pid = event->getInteger("pid");
+    std::optional<int64_t> tid = event->getInteger("tid");
+    if (!name || !category || !ts || !dur || !pid || !tid ||
+        !std::isfinite(*ts) || !std::isfinite(*dur) || *dur < 0)
+      return malformed("event " + llvm::Twine(index) +
+                       " lacks a name, category, time, duration, process "
+                       "or thread");
+    intervals.push_back(
+        {name->str(), category->str(), *pid, *tid, *ts, *ts + *dur});
+  }
+  return intervals;
 }

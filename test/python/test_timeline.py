@@ -102,14 +102,18 @@ def test_timeline_has_a_time_axis_with_a_scale():
     "trace, why",
     [
         ({}, "no 'traceEvents' array"),
-        ({"traceEvents": [{"name": "c"}]}, "event 0 has no 'ph'"),
+        ({"dist-trace": 2, "traceEvents": []}, "trace format version 2; this dist reads version 1"),
+        (
+            {"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0, "dur": 1}]},
+            "event 0 lacks a name, category",
+        ),
         (
             {"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0}]},
-            "interval 0 lacks a name, process, thread, time or duration",
+            "event 0 lacks a name, category, time, duration, process or thread",
         ),
         (
             {"traceEvents": [{"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 0, "dur": -1}]},
-            "interval 0 lacks",
+            "event 0 lacks",
         ),
     ],
 )
@@ -130,5 +134,5 @@ def test_timeline_command_line(tmp_path, capsys):
     assert timeline.main([str(good), "-o", str(tmp_path / "t.svg")]) == 0
     ET.parse(tmp_path / "t.svg")
     assert timeline.main([str(bad), "-o", str(tmp_path / "b.svg")]) == 1
-    assert "bad.json: not a dist trace: interval 0 lacks" in capsys.readouterr().err
+    assert "bad.json: not a dist trace: event 0 lacks" in capsys.readouterr().err
     assert not (tmp_path / "b.svg").exists()

@@ -1,6 +1,7 @@
-//===- TraceSvg.h - drawing a run trace as SVG ------------------*- C++ -*-===//
+//===- TraceSvg.h - reading and drawing a run trace ------------*- C++ -*-===//
 //
-// The one drawer of dist's traces: what `dist-run --trace` measured and what
+// The one C++ reader and the one drawer of dist's traces: what `dist-run
+// --trace` measured and what
 // `--dist-overlap-report` estimated are written in one format (defined in
 // python/dist/run/trace.py) and drawn by this one function, for
 // `--dist-overlap-report=svg-file=...`, the C API and `dist.run.timeline`.
@@ -14,8 +15,25 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir {
 namespace dist {
+
+/// One timed interval ("ph": "X") of a trace, in microseconds.
+struct TraceInterval {
+  std::string name, category;
+  int64_t rank, thread;
+  double begin, end;
+};
+
+/// The intervals of `trace`, checked as every reader checks them: an object
+/// with a 'traceEvents' array, of this dist's format version, each interval
+/// with a name, category, time, duration (finite, not negative), process
+/// and thread. An error that says what is wrong otherwise.
+llvm::Expected<std::vector<TraceInterval>>
+readTraceIntervals(const llvm::json::Value &trace);
 
 /// Draws `trace` as an SVG picture on `os`: per process (`pid`) a group
 /// headed by its name (and its `summary`, where its process_name metadata

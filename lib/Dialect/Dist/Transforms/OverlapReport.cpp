@@ -285,13 +285,6 @@ void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
   os << "\n";
 }
 
-/// One timed interval of a dist-run trace.
-struct TraceInterval {
-  std::string name, category;
-  int64_t rank, thread;
-  double begin, end;
-};
-
 /// The measured figures per function name in the dist-run --trace file at
 /// `path` (see the pass description); diagnostics point at the file.
 FailureOr<llvm::StringMap<Measured>> readMeasuredTrace(StringRef path,
@@ -307,38 +300,10 @@ FailureOr<llvm::StringMap<Measured>> readMeasuredTrace(StringRef path,
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
     return error() << llvm::toString(json.takeError());
-  const llvm::json::Object *root = json->getAsObject();
-  const llvm::json::Array *events =
-      root ? root->getArray("traceEvents") : nullptr;
-  if (!events)
-    return error() << "no 'traceEvents' array (write one with dist-run "
-                      "--trace)";
-  // The format's version (python/dist/run/trace.py); a trace without one is
-  // of the first.
-  if (const llvm::json::Value *version = root->get("dist-trace");
-      version && version->getAsInteger() != std::optional<int64_t>(1))
-    return error() << "trace format version "
-                   << llvm::formatv("{0}", *version).str()
-                   << "; this dist reads version 1";
-  std::vector<TraceInterval> intervals;
-  for (const llvm::json::Value &value : *events) {
-    const llvm::json::Object *event = value.getAsObject();
-    if (!event || event->getString("ph") != "X")
-      continue;
-    std::optional<StringRef> name = event->getString("name");
-    std::optional<StringRef> category = event->getString("cat");
-    std::optional<double> ts = event->getNumber("ts");
-    std::optional<double> dur = event->getNumber("dur");
-    std::optional<int64_t> pid = event->getInteger("pid");
-    std::optional<int64_t> tid = event->getInteger("tid");
-    if (!name || !category || !ts || !dur || !pid || !tid ||
-        !std::isfinite(*ts) || !std::isfinite(*dur) || *dur < 0)
-      return error() << "event " << intervals.size()
-                     << " lacks a name, category, time, duration, process "
-                        "or thread";
-    intervals.push_back(
-        {name->str(), category->str(), *pid, *tid, *ts, *ts + *dur});
-  }
+  llvm::Expected<std::vector<TraceInterval>> read = readTraceIntervals(*json);
+  if (!read)
+    return error() << llvm::toString(read.takeError());
+  std::vector<TraceInterval> &intervals = *read;
   // Per function and rank: calls, and the totals of their spans and of the
   // compute stream's time in collectives, issues and waits within them.
   struct Totals {
