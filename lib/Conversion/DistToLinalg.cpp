@@ -211,16 +211,38 @@ static FailureOr<MatmulLoops> loopsOf(OpTy op, RankedTensorType outType) {
   return loops;
 }
 
-struct MatmulLowering : public StaticShapeLowering<MatmulOp> {
-  using StaticShapeLowering::StaticShapeLowering;
+/// A contraction lowering: `copyTransposed` says whether an operand read
+/// across its contiguous dim is copied first (for the loop lowering) or
+/// read in place through the contraction's map (for BLAS, which takes
+/// transposed operands as they are).
+template <typename OpTy>
+struct ContractionLowering : public StaticShapeLowering<OpTy> {
+  ContractionLowering(const TypeConverter &converter, MLIRContext *ctx,
+                      bool copyTransposed)
+      : StaticShapeLowering<OpTy>(converter, ctx),
+        copyTransposed(copyTransposed) {}
+
+protected:
+  bool copyTransposed;
+};
+
+struct MatmulLowering : public ContractionLowering<MatmulOp> {
+  using ContractionLowering::ContractionLowering;
 
   LogicalResult
   lowerStatic(MatmulOp op, OpAdaptor adaptor,
               ConversionPatternRewriter &rewriter) const override {
-    if (failed(loopsOf(op, op.getResult().getType())))
+    FailureOr<MatmulLoops> loops = loopsOf(op, op.getResult().getType());
+    if (failed(loops))
       return failure();
     auto type = getTypeConverter()->convertType<RankedTensorType>(
         op.getResult().getType());
+    if (!copyTransposed) {
+      rewriter.replaceOp(op, contract(rewriter, op.getLoc(), adaptor.getX(),
+                                      loops->x, adaptor.getY(), loops->y, type,
+                                      loops->out));
+      return success();
+    }
     Value y = adaptor.getY();
     if (op.getTransposeY())
       y = transposeLastTwo(rewriter, op.getLoc(), y);
@@ -231,8 +253,8 @@ struct MatmulLowering : public StaticShapeLowering<MatmulOp> {
   }
 };
 
-struct MatmulGradLowering : public StaticShapeLowering<MatmulGradOp> {
-  using StaticShapeLowering::StaticShapeLowering;
+struct MatmulGradLowering : public ContractionLowering<MatmulGradOp> {
+  using ContractionLowering::ContractionLowering;
 
   LogicalResult
   lowerStatic(MatmulGradOp op, OpAdaptor adaptor,
@@ -256,7 +278,8 @@ struct MatmulGradLowering : public StaticShapeLowering<MatmulGradOp> {
     // contraction over the forward loops.
     Value y = adaptor.getY(), dout = adaptor.getOutGrad();
     Value dx =
-        dxType.getRank() != op.getOutGrad().getType().getRank()
+        !copyTransposed ||
+                dxType.getRank() != op.getOutGrad().getType().getRank()
             ? contract(rewriter, loc, dout, loops->out, y, loops->y, dxType,
                        loops->x)
         : op.getTransposeX()
@@ -821,10 +844,12 @@ struct LookupLowering : public StaticShapeLowering<OpTy> {
 } // namespace
 
 void mlir::dist::populateDistToLinalgConversionPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns) {
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    bool copyTransposed) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<MatmulLowering, MatmulGradLowering,
-               CheckFiniteAndUnscaleLowering, LookupLowering<EmbeddingOp>,
+  patterns.add<MatmulLowering, MatmulGradLowering>(converter, ctx,
+                                                   copyTransposed);
+  patterns.add<CheckFiniteAndUnscaleLowering, LookupLowering<EmbeddingOp>,
                LookupLowering<CEmbeddingOp>, LookupLowering<EmbeddingGradOp>,
                LookupLowering<CEmbeddingGradOp>, ScaleLowering>(converter, ctx);
   auto sites = std::make_shared<RuntimeSiteIds>();
@@ -845,7 +870,8 @@ namespace {
 struct ConvertDistToLinalgPass
     : public CompletedPass<
           dist::impl::ConvertDistToLinalgBase<ConvertDistToLinalgPass>> {
-  // The pass has no options: its default constructor is the one needed.
+  using CompletedPass::CompletedPass;
+
   void runOnCompleted(ModuleOp module) override {
     MLIRContext *ctx = module.getContext();
     DistTypeConverter converter;
@@ -854,7 +880,7 @@ struct ConvertDistToLinalgPass
     addDistToLinalgIllegalOps(target);
     RewritePatternSet patterns(ctx);
     populateDistEncodingDropPatterns(converter, patterns);
-    populateDistToLinalgConversionPatterns(converter, patterns);
+    populateDistToLinalgConversionPatterns(converter, patterns, copyTransposed);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

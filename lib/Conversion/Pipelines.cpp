@@ -18,7 +18,9 @@ void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
                                          const DistToLLVMOptions &options) {
   // A reshard that no pipeline lowered yet gets its default plan.
   pm.addNestedPass<func::FuncOp>(createDistLowerReshard());
-  pm.addPass(createConvertDistToLinalg());
+  ConvertDistToLinalgOptions toLinalg;
+  toLinalg.copyTransposed = !options.blas;
+  pm.addPass(createConvertDistToLinalg(toLinalg));
   // By name, not by position: a reordering of Passes.td must not swap the
   // three booleans.
   ConvertDistToMPIOptions toMPI;
@@ -36,6 +38,8 @@ void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (options.blas)
+    pm.addPass(createDistContractionsToBlas());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -49,7 +53,7 @@ void mlir::dist::registerDistConversionPipelines() {
   PassPipelineRegistration<DistToLLVMOptions>(
       "dist-to-llvm",
       "Lower a dist program to the LLVM dialect on MPI (MPICH): dist compute "
-      "to linalg, collectives to mpi and the dist runtime, then bufferize and "
-      "convert to LLVM",
+      "to linalg, collectives to mpi and the dist runtime, then bufferize, "
+      "compute contractions with BLAS and convert to LLVM",
       buildDistToLLVMPipeline);
 }

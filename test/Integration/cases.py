@@ -430,7 +430,7 @@ def collectives_groups_expected(ctx, rank):
 # ===------------------------------------------------------------------------===#
 
 # Set by --native and --hosts: how the SPMD programs run.
-NATIVE, HOSTS = False, None
+NATIVE, HOSTS, MATMUL = False, None, "blas"
 NATIVE_OK = [True]
 
 
@@ -443,7 +443,9 @@ def run_native(module, procs, flags):
     would: plain mpiexec.mpich, a bare environment, nothing of LLVM on PATH
     (an empty directory), each rank's output to its own file."""
     with tempfile.TemporaryDirectory() as tmp:
-        exe = dist.build_native(module, procs, os.path.join(tmp, "step"), pass_flags=flags)
+        exe = dist.build_native(
+            module, procs, os.path.join(tmp, "step"), pass_flags=flags, matmul=MATMUL
+        )
         empty = os.path.join(tmp, "empty-path")
         os.mkdir(empty)
         cmd = [
@@ -476,8 +478,8 @@ def run(module, procs, flags=""):
     a native executable under plain mpiexec (run_native), which must print
     exactly the same."""
     if procs == 1:
-        return flat(dist.run_on_mpi(module, 1, pass_flags=flags))
-    ranks = flat(dist.run_on_mpi(module, procs, pass_flags=flags, hosts=HOSTS))
+        return flat(dist.run_on_mpi(module, 1, pass_flags=flags, matmul=MATMUL))
+    ranks = flat(dist.run_on_mpi(module, procs, pass_flags=flags, hosts=HOSTS, matmul=MATMUL))
     if NATIVE:
         native = flat(run_native(module, procs, flags))
         same = len(native) == len(ranks) and all(
@@ -524,9 +526,12 @@ def main():
         "--native", action="store_true", help="also run each SPMD program as a native executable"
     )
     parser.add_argument("--hosts", help="run the SPMD programs on these hosts (mpirun -hosts)")
+    parser.add_argument(
+        "--matmul", choices=["blas", "loops"], default="blas", help="dist-run's --matmul"
+    )
     args = parser.parse_args()
-    global NATIVE, HOSTS
-    NATIVE, HOSTS = args.native, args.hosts
+    global NATIVE, HOSTS, MATMUL
+    NATIVE, HOSTS, MATMUL = args.native, args.hosts, args.matmul
     ctx = dist.Context()
     ok = True
     if args.case == "embedding":

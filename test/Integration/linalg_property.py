@@ -310,6 +310,9 @@ def main():
         help="annotate each program on its inputs only and " "let --dist-complete infer the rest",
     )
     parser.add_argument("--dump", help="write the last mesh's program here")
+    parser.add_argument(
+        "--matmul", choices=["blas", "loops"], default="blas", help="dist-run's --matmul"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     np_rng = np.random.default_rng(args.seed)
@@ -362,7 +365,7 @@ def main():
             if args.complete
             else "--dist-verify-distributions"
         )
-        ranks = dist.run_on_mpi(prog.text(), procs, pass_flags=flags)
+        ranks = dist.run_on_mpi(prog.text(), procs, pass_flags=flags, matmul=args.matmul)
         bad = [
             (r, i, int(c))
             for r, printed in enumerate(ranks)

@@ -47,7 +47,9 @@ def test_calibrate_estimate_and_measure(tmp_path):
     # 2 * 64 * 32 * 64 flops at this machine's measured rate, not 100 TFLOP/s.
     rate = model["matmul-tflops"]["matmul"] * 1e12
     assert step["compute_us"] == pytest.approx(2 * 64 * 32 * 64 / rate * 1e6, rel=1e-3)
-    assert step["compute_us"] > 1000 * fast["compute_us"]
+    # A CPU core, even through OpenBLAS (about 0.1 TFLOP/s here), is two to
+    # three orders of magnitude below the default constants' GPU.
+    assert step["compute_us"] > 100 * fast["compute_us"]
     trace = tmp_path / "run.json"
     dist.run_on_mpi(module, 2, trace=str(trace))
     report = dist.overlap_report(module, cost_model=str(costs), measured_trace=str(trace))

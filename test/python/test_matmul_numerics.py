@@ -1,7 +1,10 @@
 """The lowered matmuls compute what numpy computes, in every form: plain,
 transpose_x, transpose_y, both, batched with a broadcast operand, and the
-gradients of each (the lowering copies transposed operands so that its
-innermost loop is contiguous: this checks the copies' orientation)."""
+gradients of each; through OpenBLAS (transposed operands read in place,
+batch dims as loops around the GEMM, a broadcast operand's gradient summed
+by GEMMs into one result) and through loops (transposed operands copied so
+that the innermost loop is contiguous: this checks the copies'
+orientation)."""
 import itertools
 
 import numpy as np
@@ -18,8 +21,9 @@ def op(a, transpose):
 
 
 @requires_mpich
+@pytest.mark.parametrize("matmul", ["blas", "loops"])
 @pytest.mark.parametrize("x_batch,y_batch", [((), ()), ((2,), ()), ((), (2,)), ((2,), (2,))])
-def test_matmul_and_gradients_match_numpy(ctx, x_batch, y_batch):
+def test_matmul_and_gradients_match_numpy(ctx, x_batch, y_batch, matmul):
     rng = np.random.default_rng(7)
     m = dist.Module.create(ctx)
     f = m.function("main")
@@ -49,7 +53,7 @@ def test_matmul_and_gradients_match_numpy(ctx, x_batch, y_batch):
             gy = gy.sum(axis=0)
         expected += [out, gx, gy]
     f.return_()
-    [got] = dist.run_on_mpi(m, 1)
+    [got] = dist.run_on_mpi(m, 1, matmul=matmul)
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, i

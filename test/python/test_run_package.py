@@ -48,6 +48,7 @@ def test_the_extension_loads_on_first_use():
         ({"n": 2, "timeout": float("nan")}, "--timeout nan is not a positive number"),
         ({"n": 2, "timeout": 0}, "--timeout 0 is not a positive number"),
         ({"n": 2, "collectives": "maybe"}, "--collectives 'maybe': expected check"),
+        ({"n": 2, "matmul": "gemm"}, "--matmul 'gemm': expected blas or loops"),
         ({"n": 2, "program": None}, "a PROGRAM is required"),
     ],
 )

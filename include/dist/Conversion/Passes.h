@@ -36,6 +36,12 @@ struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
       llvm::cl::desc("Fail unless the entry is a () -> () function with a "
                      "body (see --convert-dist-to-mpi)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Compute f32/f64 contractions with the runtime's BLAS "
+                     "GEMM (see --dist-contractions-to-blas; false: loops, "
+                     "for targets without BLAS)"),
+      llvm::cl::init(true)};
 };
 
 /// dist -> linalg/mpi -> bufferized loops -> the LLVM dialect.

@@ -44,7 +44,19 @@ def ConvertDistToLinalg : Pass<"convert-dist-to-linalg", "::mlir::ModuleOp"> {
     either order. `dist.embedding`/`dist.embedding_grad` with row-split
     tables are rejected: their logical semantics needs communication, which
     `--dist-parallel-embedding` adds.
+
+    A matmul operand read across its contiguous dim (a transposed `y`, and
+    the gradients' `y^T` and `dY^T`) is copied into that layout first, so
+    that the loops `--convert-linalg-to-loops` builds read it contiguously;
+    with `copy-transposed=false` the contraction reads it in place, which
+    is what `--dist-contractions-to-blas` wants: BLAS takes a transposed
+    operand as it is.
   }];
+  let options = [
+    Option<"copyTransposed", "copy-transposed", "bool", "true",
+           "Copy a matmul operand read across its contiguous dim into that "
+           "layout first (for the loop lowering; false for BLAS)">,
+  ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
@@ -118,6 +130,42 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
     "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
     "::mlir::mpi::MPIDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def DistContractionsToBlas
+    : Pass<"dist-contractions-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Compute f32/f64 contractions on memrefs with the runtime's "
+                "BLAS GEMM";
+  let description = [{
+    Rewrites every linalg op on memrefs that is a contraction, `C += A * B`
+    summed over the loops C lacks (a `mul`/`add` body, projected-permutation
+    maps, one f32 or f64 element type: `linalg.matmul`, `batch_matmul`,
+    the `linalg.generic`s `--convert-dist-to-linalg` builds for `dist.matmul`
+    and `dist.matmul_grad`), into calls of the runtime's `dist_gemm_f32` or
+    `dist_gemm_f64` (`include/dist/Runtime/DistRuntime.h`), which call
+    OpenBLAS's `cblas_sgemm`/`cblas_dgemm`.
+
+    Three loops of the op become the GEMM's M (in A and C), N (in B and C)
+    and K (in A and B), each the one of its kind innermost in C (K: in A);
+    every other loop (batch dims, a sum over a batch dim the result lacks)
+    becomes an `scf.for` around the call, which gets 2-D strided views of
+    the operands (`memref.subview`, `memref.transpose`). The runtime passes
+    a transposed view to BLAS as a transposed operand, and copies only a
+    view whose rows and columns are both strided. When the op's only
+    other loops are result dims and a `linalg.fill` of zero right before it
+    initialises C, the fill is dropped and the GEMM overwrites C (BLAS's
+    `beta = 0`).
+
+    Other ops are left for `--convert-linalg-to-loops`: f16/bf16 (BLAS has
+    no GEMM for them), integers and mixed element types, bodies with
+    anything but the multiply-add, contractions with no M, N or K loop
+    (matrix-vector products, outer products, dot products) and ops whose
+    result is also an input.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -52,6 +52,16 @@ typedef struct DistMemRef1D {
   int64_t stride;
 } DistMemRef1D;
 
+/* The descriptor of a `memref<?x?xT, strided<[?, ?], offset: ?>>` as MLIR's
+ * C interface passes it. */
+typedef struct DistMemRef2D {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} DistMemRef2D;
+
 /* The communicator of this process's group `group`: the processes that
  * pass the same `color`, ordered by `key` (MPI_Comm_split of
  * MPI_COMM_WORLD). The first call for a group splits (every process must
@@ -168,6 +178,20 @@ void dist_trace_collective_end(void);
  *   MLIR: (memref<?xi8>, i64) -> (), with llvm.emit_c_interface */
 void _mlir_ciface_dist_trace_function(DistMemRef1D *name, int64_t begin);
 
+/* c = a * b (accumulate = 0) or c += a * b (accumulate = 1), with `a`
+ * M x K, `b` K x N and `c` M x N, each with any strides (a copy makes a
+ * layout BLAS cannot take contiguous; `c` must not overlap `a` or `b`).
+ * Built with OpenBLAS, a cblas_sgemm/cblas_dgemm on one thread unless
+ * OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is set (an MPI process per core
+ * is the usual run); without it, a loop nest. Sizes that do not agree stop
+ * the program with a message. --dist-contractions-to-blas calls these.
+ *   MLIR: (memref<?x?xT, strided<[?, ?], offset: ?>> x 3, i64) -> (),
+ *         with llvm.emit_c_interface */
+void _mlir_ciface_dist_gemm_f32(DistMemRef2D *a, DistMemRef2D *b,
+                                DistMemRef2D *c, int64_t accumulate);
+void _mlir_ciface_dist_gemm_f64(DistMemRef2D *a, DistMemRef2D *b,
+                                DistMemRef2D *c, int64_t accumulate);
+
 #ifdef __cplusplus
 }
 #endif
@@ -186,5 +210,6 @@ void _mlir_ciface_dist_trace_function(DistMemRef1D *name, int64_t begin);
 #define DIST_RUNTIME_TRACE_COLLECTIVE "dist_trace_collective"
 #define DIST_RUNTIME_TRACE_COLLECTIVE_END "dist_trace_collective_end"
 #define DIST_RUNTIME_TRACE_FUNCTION "dist_trace_function"
+#define DIST_RUNTIME_GEMM_PREFIX "dist_gemm_"
 
 #endif /* DIST_RUNTIME_DISTRUNTIME_H */

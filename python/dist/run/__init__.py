@@ -84,6 +84,7 @@ def run_on_mpi(
     hosts=None,
     trace=None,
     check_collectives=True,
+    matmul="blas",
 ):
     """Lowers `module` (a dist.Module or IR text), runs it on `procs` MPICH
     processes and returns, for each rank, the list of arrays its program
@@ -97,8 +98,10 @@ def run_on_mpi(
     `hosts` ("a,b" or a list) are the hosts mpirun starts the processes on.
     With `trace` (a path), the run's Chrome trace is written there. Setting
     `check_collectives=False` turns off the run-time check that a group's
-    processes start the same collective (for timing). Raises RunError when
-    lowering, building or running fails or times out."""
+    processes start the same collective (for timing). `matmul` is "blas"
+    (OpenBLAS computes f32/f64 matrix products) or "loops" (compiled loops,
+    as without BLAS). Raises RunError when lowering, building or running
+    fails or times out."""
     text = _text(module)
     if hosts and not isinstance(hosts, str):
         hosts = ",".join(hosts)
@@ -117,20 +120,24 @@ def run_on_mpi(
     config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout, seed=seed)
     config.hosts, config.trace = hosts, trace
     config.collectives = "check" if check_collectives else "off"
+    config.matmul = matmul
     result = _in_process(config, body)
     return [parse_rank_output(output) for output in result.outputs]
 
 
-def build_native(module, procs, output, entry="main", pass_flags="", timeout=300, traced=False):
+def build_native(
+    module, procs, output, entry="main", pass_flags="", timeout=300, traced=False, matmul="blas"
+):
     """Builds `module` (a dist.Module or IR text) into the native MPI
     executable `output` for `procs` processes (dist-compile): it needs only
     MPICH and libc where it runs; `traced` instruments it for dist-run
-    --trace. Returns the executable's path; raises RunError when lowering or
-    linking fails."""
+    --trace; `matmul` is as for run_on_mpi. Returns the executable's path;
+    raises RunError when lowering or linking fails."""
     text = _text(module)
     output = os.path.abspath(output)
     config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout, build=output)
     config.trace = "" if traced else None
+    config.matmul = matmul
 
     def body(tmp):
         _write_program(config, tmp, text)

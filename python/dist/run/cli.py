@@ -92,6 +92,14 @@ def _parser(prog):
         help="the run seed of unseeded random ops (default: a random one)",
     )
     parser.add_argument(
+        "--matmul",
+        choices=["blas", "loops"],
+        default="blas",
+        help="how matrix products are computed: blas: f32/f64 ones by "
+        "OpenBLAS's GEMM through the runtime (default); loops: compiled "
+        "loops, as for a target without BLAS",
+    )
+    parser.add_argument(
         "--collectives",
         choices=["check", "trace", "off"],
         default="check",
@@ -165,6 +173,7 @@ def main(argv=None, prog="dist-run"):
         timeout=args.timeout,
         seed=args.seed,
         collectives=args.collectives,
+        matmul=args.matmul,
         hosts=args.hosts,
         hostfile=args.hostfile,
         launcher=args.launcher,

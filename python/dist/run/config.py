@@ -14,7 +14,8 @@ class RunConfig:
     `program` is a .mlir file or a native executable; `build` the executable
     to link instead of running; `trace` the Chrome trace to write (with
     `build`, "" instruments the executable without writing one);
-    `collectives` is "check", "trace" or "off" (see dist-run --help). `err`
+    `collectives` is "check", "trace" or "off" (see dist-run --help);
+    `matmul` is "blas" or "loops", how contractions are computed. `err`
     receives every message and the processes' stderr."""
 
     n: int
@@ -25,6 +26,7 @@ class RunConfig:
     timeout: float = 120.0
     seed: Optional[int] = None
     collectives: str = "check"
+    matmul: str = "blas"
     hosts: Optional[str] = None
     hostfile: Optional[str] = None
     launcher: Optional[str] = None

@@ -142,6 +142,8 @@ def _check(config):
         fail(f"--timeout {config.timeout!r} is not a positive number of seconds")
     if config.collectives not in ("check", "trace", "off"):
         fail(f"--collectives {config.collectives!r}: expected check, trace or off")
+    if config.matmul not in ("blas", "loops"):
+        fail(f"--matmul {config.matmul!r}: expected blas or loops")
     if not config.program:
         fail("a PROGRAM is required")
     if config.n < 1:

@@ -67,7 +67,7 @@ def lower(config, dist_opt, out_dir, trace):
     pipeline = (
         f"--dist-to-llvm=world-size={config.n} entry={config.entry} "
         f"require-entry=true trace-collectives={'true' if trace else 'false'} "
-        f"trace-events={events}"
+        f"trace-events={events} blas={'true' if config.matmul == 'blas' else 'false'}"
     )
     # An absolute path: a file name that starts with '-' is not an option.
     cmd = (
@@ -104,9 +104,9 @@ def compile_command(ll, obj):
 def build(config, dist_opt, tmp):
     """Links the lowered program into the native executable config.build:
     LLVM IR, an object whose entry is renamed to the dist_entry that
-    libdist_native.a's main calls, linked against MPICH. C++'s runtime is
-    linked statically, so nothing of LLVM's or the compiler's is needed
-    where it runs."""
+    libdist_native.a's main calls, linked against MPICH and OpenBLAS. C++'s
+    runtime is linked statically, so nothing of LLVM's or the compiler's is
+    needed where it runs."""
     native = os.path.join(paths.lib_dir(dist_opt), "libdist_native.a")
     if not os.path.exists(native):
         fail(f"{native} is missing: build the dist_native target (needs MPICH)")
@@ -125,6 +125,7 @@ def build(config, dist_opt, tmp):
             obj,
             native,
             paths.LIBMPI,
+            *([paths.LIBBLAS] if paths.LIBBLAS else []),
             "-static-libstdc++",
             "-static-libgcc",
             "-o",

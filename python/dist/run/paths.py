@@ -15,6 +15,7 @@ _BIN_DIRS = [
 ]
 
 LIBMPI = _config.LIBMPI
+LIBBLAS = _config.LIBBLAS
 
 
 def _executable(path):
