@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeSupport.h"
+
 #include "mlir/ExecutionEngine/RunnerUtils.h"
 
 #include <cstdint>
@@ -71,6 +73,7 @@ void dist_entry(void);
 } // extern "C"
 
 int main() {
+  dist_runtime::keepFreedMemory();
   dist_entry();
   return 0;
 }

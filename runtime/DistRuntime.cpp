@@ -18,8 +18,11 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -37,6 +40,13 @@ struct Communicator {
   int64_t color = 0, key = 0;
 };
 
+/// A buffer the runtime owns, kept for the next request once its own is
+/// done: a training step sends the same sizes every time.
+struct SendBuffer {
+  std::unique_ptr<unsigned char[]> bytes;
+  size_t capacity = 0;
+};
+
 struct Request {
   MPI_Request request = MPI_REQUEST_NULL;
   bool active = false;
@@ -44,6 +54,10 @@ struct Request {
   bool average = false;
   void *recv = nullptr;
   int64_t count = 0;
+  // What MPI sends: a copy of the caller's buffer, which the lowered code
+  // may overwrite or free as soon as the start returns. Moved, never
+  // copied, so that the pointer MPI holds stays valid.
+  SendBuffer sendCopy;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Comm comm = MPI_COMM_NULL;
   // The trace entry of the collective that started it, if traced.
@@ -61,6 +75,7 @@ struct Runtime {
   std::vector<Communicator> comms;
   std::vector<Request> requests;
   std::vector<int64_t> freeRequests;
+  std::vector<SendBuffer> spareSendBuffers;
   int64_t commsCreated = 0, requestsStarted = 0, requestsCompleted = 0;
   // The request started last (the trace gives it its timeline entry).
   int64_t lastRequest = -1;
@@ -118,17 +133,37 @@ int64_t startRequest(DistMemRef1D *recv, int64_t reduction, int64_t commHandle,
   if (!rt.freeRequests.empty()) {
     int64_t handle = rt.freeRequests.back();
     rt.freeRequests.pop_back();
-    rt.requests[handle] = entry;
+    rt.requests[handle] = std::move(entry);
     rt.lastRequest = handle;
     return handle;
   }
-  rt.requests.push_back(entry);
+  rt.requests.push_back(std::move(entry));
   rt.lastRequest = static_cast<int64_t>(rt.requests.size()) - 1;
   return rt.lastRequest;
 }
 
 template <typename T> T *data(DistMemRef1D *buffer) {
   return static_cast<T *>(buffer->aligned) + buffer->offset;
+}
+
+/// A copy of `send`'s elements that `e` owns until its wait, in a spare
+/// buffer when one is large enough.
+template <typename T> const T *sendOf(DistMemRef1D *send, Request &e) {
+  size_t bytes = static_cast<size_t>(send->size) * sizeof(T);
+  std::vector<SendBuffer> &spares = runtime().spareSendBuffers;
+  auto fits =
+      std::find_if(spares.begin(), spares.end(),
+                   [&](const SendBuffer &b) { return b.capacity >= bytes; });
+  if (fits != spares.end()) {
+    e.sendCopy = std::move(*fits);
+    spares.erase(fits);
+  } else {
+    e.sendCopy.bytes.reset(new unsigned char[bytes ? bytes : 1]);
+    e.sendCopy.capacity = bytes;
+  }
+  if (bytes)
+    std::memcpy(e.sendCopy.bytes.get(), data<T>(send), bytes);
+  return reinterpret_cast<const T *>(e.sendCopy.bytes.get());
 }
 
 int groupSizeOf(int64_t commHandle) {
@@ -144,8 +179,9 @@ int64_t start(DistMemRef1D *send, DistMemRef1D *recv, int64_t reduction,
   if (send->size != recv->size || send->stride != 1 || recv->stride != 1)
     fatal("iallreduce buffers differ in size or are strided", send->size);
   return startRequest<T>(recv, reduction, commHandle, type, [&](Request &e) {
-    check(MPI_Iallreduce(data<T>(send), e.recv, static_cast<int>(send->size),
-                         type, toMPI(reduction), e.comm, &e.request),
+    check(MPI_Iallreduce(sendOf<T>(send, e), e.recv,
+                         static_cast<int>(send->size), type, toMPI(reduction),
+                         e.comm, &e.request),
           "MPI_Iallreduce failed");
   });
 }
@@ -158,7 +194,7 @@ int64_t startAllGather(DistMemRef1D *send, DistMemRef1D *recv,
     fatal("all-gather buffers do not hold the group's blocks", recv->size);
   return startRequest<T>(recv, 0, commHandle, type, [&](Request &e) {
     int count = static_cast<int>(send->size);
-    check(MPI_Iallgather(data<T>(send), count, type, e.recv, count, type,
+    check(MPI_Iallgather(sendOf<T>(send, e), count, type, e.recv, count, type,
                          e.comm, &e.request),
           "MPI_Iallgather failed");
   });
@@ -172,7 +208,7 @@ int64_t startReduceScatter(DistMemRef1D *send, DistMemRef1D *recv,
   if (recv->size * size != send->size || send->stride != 1 || recv->stride != 1)
     fatal("reduce-scatter buffers do not hold the group's blocks", send->size);
   return startRequest<T>(recv, reduction, commHandle, type, [&](Request &e) {
-    check(MPI_Ireduce_scatter_block(data<T>(send), e.recv,
+    check(MPI_Ireduce_scatter_block(sendOf<T>(send, e), e.recv,
                                     static_cast<int>(recv->size), type,
                                     toMPI(reduction), e.comm, &e.request),
           "MPI_Ireduce_scatter_block failed");
@@ -188,8 +224,8 @@ int64_t startAllToAll(DistMemRef1D *send, DistMemRef1D *recv,
     fatal("all-to-all buffers do not hold the group's blocks", send->size);
   return startRequest<T>(recv, 0, commHandle, type, [&](Request &e) {
     int block = static_cast<int>(send->size / size);
-    check(MPI_Ialltoall(data<T>(send), block, type, e.recv, block, type, e.comm,
-                        &e.request),
+    check(MPI_Ialltoall(sendOf<T>(send, e), block, type, e.recv, block, type,
+                        e.comm, &e.request),
           "MPI_Ialltoall failed");
   });
 }
@@ -266,7 +302,10 @@ DIST_REDISTRIBUTE(i32, int32_t, MPI_INT32_T)
 DIST_REDISTRIBUTE(i64, int64_t, MPI_INT64_T)
 #undef DIST_REDISTRIBUTE
 
-void dist_wait(int64_t handle) {
+} // extern "C"
+
+namespace {
+template <typename T> void waitFor(int64_t handle, DistMemRef1D *recv) {
   if (handle == DIST_REQUEST_NONE)
     return;
   Runtime &rt = runtime();
@@ -274,6 +313,10 @@ void dist_wait(int64_t handle) {
       !rt.requests[handle].active)
     fatal("wait on an unknown or completed request", handle);
   Request &entry = rt.requests[handle];
+  if (entry.recv != data<T>(recv) || entry.count != recv->size)
+    fatal("wait with another receive buffer than the request was started "
+          "with",
+          handle);
   if (entry.site)
     trace::state("waiting for collective #" +
                  std::to_string(entry.traceNumber) + ": " +
@@ -301,10 +344,23 @@ void dist_wait(int64_t handle) {
                   entry.eventBegin, waitEnd, entry.eventName);
     trace::startCompute(waitEnd);
   }
+  rt.spareSendBuffers.push_back(std::move(entry.sendCopy));
   entry = Request();
   rt.freeRequests.push_back(handle);
   ++rt.requestsCompleted;
 }
+} // namespace
+
+extern "C" {
+#define DIST_WAIT(SUFFIX, TYPE)                                                \
+  void _mlir_ciface_dist_wait_##SUFFIX(int64_t request, DistMemRef1D *recv) {  \
+    waitFor<TYPE>(request, recv);                                              \
+  }
+DIST_WAIT(f32, float)
+DIST_WAIT(f64, double)
+DIST_WAIT(i32, int32_t)
+DIST_WAIT(i64, int64_t)
+#undef DIST_WAIT
 
 void dist_runtime_finalize(void) {
   Runtime &rt = runtime();
@@ -327,6 +383,7 @@ void dist_runtime_finalize(void) {
     }
   rt.comms.clear();
   rt.requests.clear();
+  rt.spareSendBuffers.clear();
   trace::closeState();
   rt.freeRequests.clear();
   const char *debug = std::getenv("DIST_RUNTIME_DEBUG");

@@ -24,6 +24,10 @@ fatalf(const char *format, ...);
 /// fatal(what) unless `status` is MPI_SUCCESS.
 void check(int status, const char *what);
 
+/// Makes malloc keep what a step frees for the next step (Memory.cpp):
+/// large buffers from the heap, which is never trimmed. Idempotent.
+void keepFreedMemory();
+
 /// This process's rank in MPI_COMM_WORLD, -1 before MPI_Init.
 int worldRank();
 /// Whether environment variable `name` is "1".

@@ -21,6 +21,7 @@
 #ifndef DIST_INITALLDIST_H
 #define DIST_INITALLDIST_H
 
+#include "dist/Conversion/MPIMemoryEffects.h"
 #include "dist/Conversion/Passes.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
@@ -32,10 +33,13 @@ namespace mlir {
 namespace dist {
 
 /// The dist dialect with the distribution rules of upstream ops (external
-/// models of DistributionRuleInterface). It does not add the upstream
-/// dialects a program uses (func, scf, ...): register those as usual.
+/// models of DistributionRuleInterface), and the memory effects of the mpi
+/// ops that buffer deallocation needs (MPIMemoryEffects.h). It does not add
+/// the upstream dialects a program uses (func, scf, ...): register those as
+/// usual.
 inline void registerAllDistDialects(DialectRegistry &registry) {
   registerDistDialect(registry);
+  registerMPIMemoryEffectModels(registry);
 }
 
 /// Every dist pass, pass pipeline (--dist-auto-parallel, --dist-to-llvm)

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Conversion/DistToMPI.h"
+#include "dist/Conversion/MPIMemoryEffects.h"
 #include "dist/Conversion/Passes.h"
 #include "dist/Conversion/RuntimeCalls.h"
 #include "dist/Conversion/TensorBuilders.h"
@@ -417,12 +418,13 @@ startInRuntime(DistToMPIState &state, ConversionPatternRewriter &rewriter,
                Operation *op, StringRef prefix, Value flat, int64_t recvCount,
                std::optional<int64_t> reduction, Value comm) {
   Location loc = op->getLoc();
-  auto flatType = cast<MemRefType>(flat.getType());
-  Type element = flatType.getElementType();
-  // MPI reads the send buffer until the wait: it gets its own copy, so
-  // that bufferization may reuse the tensor's buffer in the meantime.
-  Value send = memref::AllocOp::create(rewriter, loc, flatType);
-  memref::CopyOp::create(rewriter, loc, flat, send);
+  Type element = cast<MemRefType>(flat.getType()).getElementType();
+  // MPI reads the send buffer until the wait, but the runtime starts from a
+  // copy of its own: bufferization may reuse the tensor's buffer, and
+  // deallocation free it, as soon as the start returns. (A second read of
+  // the tensor at the wait would not do: where the tensor's buffer is
+  // strided, each read gets a new contiguous copy.)
+  Value send = flat;
   Value recv = memref::AllocOp::create(rewriter, loc,
                                        MemRefType::get({recvCount}, element));
   auto i64 = rewriter.getI64Type();
@@ -451,17 +453,25 @@ startInRuntime(DistToMPIState &state, ConversionPatternRewriter &rewriter,
   return Started{recv, request};
 }
 
-/// Waits in the runtime for the collective `op` started as `request`.
+/// Waits in the runtime for the collective `op` started as `request` into
+/// `recv`. The wait names the buffer MPI writes until then, so that buffer
+/// deallocation frees it after the wait, never in between.
 static LogicalResult waitInRuntime(DistToMPIState &state,
                                    ConversionPatternRewriter &rewriter,
-                                   Operation *op, Value request) {
+                                   Operation *op, Value request, Value recv) {
+  Location loc = op->getLoc();
+  Type element = cast<MemRefType>(recv.getType()).getElementType();
+  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
   func::FuncOp wait = state.getRuntimeFunction(
-      rewriter, op, DIST_RUNTIME_WAIT,
-      rewriter.getFunctionType({rewriter.getI64Type()}, {}),
-      /*cInterface=*/false);
+      rewriter, op,
+      (Twine(DIST_RUNTIME_WAIT_PREFIX) + runtimeSuffix(element)).str(),
+      rewriter.getFunctionType({rewriter.getI64Type(), anySize}, {}),
+      /*cInterface=*/true);
   if (!wait)
     return failure();
-  func::CallOp::create(rewriter, op->getLoc(), wait, ValueRange{request});
+  func::CallOp::create(rewriter, loc, wait,
+                       ValueRange{request, memref::CastOp::create(
+                                               rewriter, loc, anySize, recv)});
   return success();
 }
 
@@ -759,9 +769,9 @@ private:
     std::optional<int64_t> runtimeKind;
     if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
       runtimeKind = reduction->kind;
-    FailureOr<Started> started = startInRuntime(state, rewriter, op, prefix(),
-                                                flatten(rewriter, loc, send),
-                                                recvCount, runtimeKind, comm);
+    Value flat = flatten(rewriter, loc, send);
+    FailureOr<Started> started = startInRuntime(
+        state, rewriter, op, prefix(), flat, recvCount, runtimeKind, comm);
     if (failed(started))
       return failure();
     auto [recv, request] = *started;
@@ -769,7 +779,7 @@ private:
       rewriter.replaceOpWithMultiple(op, {{recv, request}});
       return success();
     }
-    if (failed(waitInRuntime(state, rewriter, op, request)))
+    if (failed(waitInRuntime(state, rewriter, op, request, recv)))
       return failure();
     rewriter.replaceOp(op, unpackRedistribution(rewriter, loc, op, recv));
     return success();
@@ -1033,7 +1043,7 @@ lowerWait(WaitOp op, WaitOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor,
     return rewriter.notifyMatchFailure(op, "future not lowered");
   Value recv = future[0], request = future[1];
   Location loc = op.getLoc();
-  if (failed(waitInRuntime(state, rewriter, op, request)))
+  if (failed(waitInRuntime(state, rewriter, op, request, recv)))
     return failure();
   // The collective is still in the IR (a conversion erases replaced ops at
   // its end) and, by dist.wait's verifier, in this block.
@@ -1130,6 +1140,13 @@ struct ConvertDistToMPIPass
     : public CompletedPass<
           dist::impl::ConvertDistToMPIBase<ConvertDistToMPIPass>> {
   using CompletedPass::CompletedPass;
+
+  /// The mpi ops this pass builds are freed around by buffer deallocation,
+  /// which needs their memory effects.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertDistToMPIBase::getDependentDialects(registry);
+    registerMPIMemoryEffectModels(registry);
+  }
 
   /// With `world-size`, a mesh that does not fit the run is an error: the
   /// processes would disagree about who holds what.
@@ -1251,8 +1268,11 @@ struct ConvertDistToMPIPass
         main && !main.isExternal()) {
       OpBuilder b(ctx);
       // mpi.init goes before them.
+      // Traced functions call the runtime even where no collective does,
+      // and the timeline is written at its finalisation.
+      bool usesRuntime = state.usesRuntime() || traceEvents;
       if (failed(state.createAllComms(b, main)) ||
-          failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))
+          failed(addMPIInitAndFinalize(main, usesRuntime, worldSize)))
         return signalPassFailure();
     }
     // MLIR's MPI-to-LLVM conversion asks the module which MPI it targets;

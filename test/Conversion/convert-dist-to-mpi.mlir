@@ -9,7 +9,7 @@
 // CHECK-DAG:  func.func private @dist_runtime_finalize()
 // CHECK-DAG:  func.func private @dist_comm_get(i64, i64, i64) -> !mpi.comm
 // CHECK-DAG:  func.func private @dist_iallreduce_f32(memref<?xf32>, memref<?xf32>, i64, !mpi.comm) -> i64 attributes {llvm.emit_c_interface}
-// CHECK-DAG:  func.func private @dist_wait(i64)
+// CHECK-DAG:  func.func private @dist_wait_f32(i64, memref<?xf32>) attributes {llvm.emit_c_interface}
 // The entry makes every group's communicator first, in the order of their
 // ids, on every process (a function called by only some would deadlock in
 // MPI_Comm_split), and calls the runtime's finalisation (it frees the
@@ -61,20 +61,22 @@
 // CHECK:      linalg.generic {{.*}} ins(%[[SUM]]
 // CHECK:      arith.mulf %{{.*}}, %[[HALF]]
 // The asynchronous broadcast: the root (position 1 along dp) contributes
-// its value, everyone else zeros, into a non-blocking sum issued here on a
-// copy of the send buffer, and completed where the dist.wait was.
+// its value, everyone else zeros, into a non-blocking sum issued here (the
+// runtime copies the send buffer) and completed where the dist.wait was; the
+// wait names the receive buffer, which MPI writes until then.
 // CHECK:      %[[GPOS:.*]] = affine.linearize_index disjoint [%[[C]]#0] by (2)
 // CHECK:      %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT: %[[ISROOT:.*]] = arith.cmpi eq, %[[GPOS]], %[[ONE]] : index
 // CHECK:      %[[CONTRIB:.*]] = arith.select %[[ISROOT]], %[[Y]], %{{.*}} : tensor<4xf32>
 // CHECK:      %[[SBUF:.*]] = bufferization.to_buffer %[[CONTRIB]] read_only
-// CHECK:      %[[SEND:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[SBUF]], %[[SEND]]
 // CHECK-NEXT: %[[RECV:.*]] = memref.alloc() : memref<4xf32>
 // DIST_REDUCE_SUM is 1 in the runtime's ABI.
 // CHECK-NEXT: %[[KIND:.*]] = arith.constant 1 : i64
-// CHECK:      %[[REQ:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %[[KIND]], %[[RCOMM]])
-// CHECK-NEXT: call @dist_wait(%[[REQ]]) : (i64) -> ()
+// CHECK-NEXT: %[[SENDV:.*]] = memref.cast %[[SBUF]] : memref<4xf32> to memref<?xf32>
+// CHECK-NEXT: %[[RECVV:.*]] = memref.cast %[[RECV]] : memref<4xf32> to memref<?xf32>
+// CHECK:      %[[REQ:.*]] = call @dist_iallreduce_f32(%[[SENDV]], %[[RECVV]], %[[KIND]], %[[RCOMM]])
+// CHECK-NEXT: %[[WAITR:.*]] = memref.cast %[[RECV]] : memref<4xf32> to memref<?xf32>
+// CHECK-NEXT: call @dist_wait_f32(%[[REQ]], %[[WAITR]]) : (i64, memref<?xf32>) -> ()
 // CHECK-NEXT: %[[BV:.*]] = bufferization.to_tensor %[[RECV]] restrict writable
 // CHECK:      return %{{.*}}, %[[BV]], %[[C]]#1
 // CHECK-NOT:  dist.
@@ -151,15 +153,15 @@ func.func @widened(%h: tensor<4xf16>, %b: tensor<4xbf16>, %i: tensor<4xi8>, %f: 
 // CHECK: %[[AVG:.*]] = arith.constant 5 : i64
 // CHECK: %[[RA:.*]] = call @dist_iallreduce_f32(%{{.*}}, %{{.*}}, %[[AVG]], %{{.*}})
 // CHECK: arith.extf %arg1 : tensor<4xf16> to tensor<4xf32>
-// CHECK: memref.copy
+// CHECK: bufferization.to_buffer
 // CHECK-NEXT: %[[RECV:.*]] = memref.alloc() : memref<4xf32>
 // CHECK: %[[RH:.*]] = call @dist_iallreduce_f32
 // CHECK: %[[NONE:.*]] = arith.constant -1 : i64
-// CHECK: call @dist_wait(%[[RA]])
-// CHECK: call @dist_wait(%[[RH]])
+// CHECK: call @dist_wait_f32(%[[RA]], %{{.*}})
+// CHECK: call @dist_wait_f32(%[[RH]], %{{.*}})
 // CHECK: %[[H:.*]] = bufferization.to_tensor %[[RECV]] restrict writable : memref<4xf32> to tensor<4xf32>
 // CHECK: arith.truncf %[[H]] : tensor<4xf32> to tensor<4xf16>
-// CHECK: call @dist_wait(%[[NONE]])
+// CHECK: call @dist_wait_f32(%[[NONE]], %{{.*}})
 #mesh = #dist.mesh<shape = [2], names = ["dp"]>
 func.func @async_forms(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) {
   %a = dist.allreduce %x on #mesh axes = [0] reduce = avg stream = dp : tensor<4xf32> -> !dist.future<tensor<4xf32>>

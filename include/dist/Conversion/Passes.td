@@ -84,8 +84,10 @@ def ConvertDistToMPI : Pass<"convert-dist-to-mpi", "::mlir::ModuleOp"> {
       identity. f16 and bf16 are reduced in f32 and rounded once, narrow
       integers in i32; index, complex and other element types are an error;
     * asynchronous collectives (a `!dist.future` result): the runtime's
-      non-blocking allreduce (`MPI_Iallreduce`) where they are issued, and
-      `dist_wait` (`MPI_Wait`) where their `dist.wait` was;
+      non-blocking allreduce (`MPI_Iallreduce`, on a copy of the send
+      buffer that the runtime keeps) where they are issued, and
+      `dist_wait_*` (`MPI_Wait`) where their `dist.wait` was, naming the
+      receive buffer so that buffer deallocation frees it only after;
     * the entry function (`entry`) gets `mpi.init` first and, before each
       return, the runtime's finalisation (when the runtime is used) and
       `mpi.finalize`; the module gets the MPICH DLTI entry that MLIR's

@@ -40,7 +40,7 @@ enum DistStream {
 };
 #define DIST_NUM_STREAMS 4
 
-/* A request handle that is already complete: dist_wait returns at once. */
+/* A request handle that is already complete: dist_wait_* returns at once. */
 #define DIST_REQUEST_NONE ((int64_t)-1)
 
 /* The descriptor of a `memref<?xT>` as MLIR's C interface passes it. */
@@ -72,6 +72,10 @@ int64_t dist_comm_get(int64_t group, int64_t color, int64_t key);
 
 /* Starts a non-blocking allreduce of `send` into `recv` (same size) over
  * `comm` and returns its request handle. One entry point per element type.
+ * Every start copies `send` first (into a buffer kept for the next start):
+ * the caller may reuse or free it as soon as the call returns. `recv` is
+ * written until the request's wait, which names it again, so that the
+ * lowered code keeps it alive until then.
  *   MLIR: (memref<?xT>, memref<?xT>, i64, !mpi.comm) -> i64,
  *         with llvm.emit_c_interface */
 int64_t _mlir_ciface_dist_iallreduce_f32(DistMemRef1D *send, DistMemRef1D *recv,
@@ -106,10 +110,14 @@ DIST_REDISTRIBUTE_DECLS(i32)
 DIST_REDISTRIBUTE_DECLS(i64)
 #undef DIST_REDISTRIBUTE_DECLS
 
-/* Completes `request` (DIST_REQUEST_NONE: nothing to do); for
+/* Completes `request` (DIST_REQUEST_NONE: nothing to do), whose receive
+ * buffer is `recv` (another buffer stops the program with a message); for
  * DIST_REDUCE_AVG, divides the received values by the group size.
- *   MLIR: (i64) -> () */
-void dist_wait(int64_t request);
+ *   MLIR: (i64, memref<?xT>) -> (), with llvm.emit_c_interface */
+void _mlir_ciface_dist_wait_f32(int64_t request, DistMemRef1D *recv);
+void _mlir_ciface_dist_wait_f64(int64_t request, DistMemRef1D *recv);
+void _mlir_ciface_dist_wait_i32(int64_t request, DistMemRef1D *recv);
+void _mlir_ciface_dist_wait_i64(int64_t request, DistMemRef1D *recv);
 
 /* Stops every process with a message unless MPI_COMM_WORLD has `expected`
  * processes: the program was lowered for that many (world-size), and on
@@ -202,7 +210,7 @@ void _mlir_ciface_dist_gemm_f64(DistMemRef2D *a, DistMemRef2D *b,
 #define DIST_RUNTIME_IALLGATHER_PREFIX "dist_iallgather_"
 #define DIST_RUNTIME_IREDUCE_SCATTER_PREFIX "dist_ireduce_scatter_"
 #define DIST_RUNTIME_IALLTOALL_PREFIX "dist_ialltoall_"
-#define DIST_RUNTIME_WAIT "dist_wait"
+#define DIST_RUNTIME_WAIT_PREFIX "dist_wait_"
 #define DIST_RUNTIME_FINALIZE "dist_runtime_finalize"
 #define DIST_RUNTIME_CHECK_WORLD_SIZE "dist_check_world_size"
 #define DIST_RUNTIME_INDEX_ERROR "dist_index_error"
