@@ -22,6 +22,15 @@ within the call of @step:
   hidden    in flight minus their issues and waits: an upper bound of the
             communication that ran under compute
 
+The program calls @step STEPS times; the figures are those of the median
+call after the first (which warms caches, pages and MPI's connections).
+
+The peer is the same step written by hand with numpy and mpi4py
+(bench/peer.py, on Open MPI, OpenBLAS on one thread), blocking ("peer")
+and with dX's allreduce overlapping dW1 ("peer overlap"), timed the same
+way: its step and the time it spends in MPI calls, which is all exposed.
+"before" is compared with the first, "after" with the second.
+
 The prediction is --dist-overlap-report's makespan and exposed
 communication of @step with the cost model that dist-run --calibrate
 measured on 2 processes (dist.calibrate) right before each repetition, and
@@ -31,11 +40,17 @@ repetitions are reported, with the range of the step's prediction error.
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 
 import dist
+
+# Calls of @step per run: the first warms caches, pages and MPI's
+# connections up; the figures are the median of the others (as the peer's).
+STEPS = 4
 
 SIZES = {
     # rows (batch x sequence), hidden, ffn (global; split over mp = 2)
@@ -45,7 +60,7 @@ SIZES = {
 }
 
 
-def program(rows, hidden, ffn):
+def program(rows, hidden, ffn, steps=STEPS):
     mp = 2
     f = ffn // mp
     mesh = '#mesh = #dist.mesh<shape = [1, 2], names = ["dp", "mp"]>'
@@ -59,6 +74,15 @@ def program(rows, hidden, ffn):
     dw1 = T([hidden, f], [-1, 1])
     dw2 = T([f, hidden], [1, -1])
     plain = lambda shape: f"tensor<{'x'.join(map(str, shape))}xf32>"
+    call = f"call @step(%x, %w1, %w2, %x) : ({x}, {w1}, {w2}, {x}) -> ({x}, {x}, {dw1}, {dw2})"
+    # A training loop: the steps before the last in an scf.for, whose body
+    # frees each step's results; the last step's dX is printed.
+    calls = (
+        f"  %first = arith.constant 0 : index\n  %last = arith.constant {steps - 1} : index\n"
+        f"  %one = arith.constant 1 : index\n"
+        f"  scf.for %i = %first to %last step %one {{\n    %o0, %dx0, %gw10, %gw20 = func.{call}\n  }}\n"
+        f"  %o, %dx, %gw1, %gw2 = {call}\n"
+    )
     return f"""{mesh}
 func.func private @printMemrefF32(memref<*xf32>)
 func.func @step(%x: {x}, %w1: {w1}, %w2: {w2}, %dout: {x}) -> ({x}, {x}, {dw1}, {dw2}) {{
@@ -77,8 +101,7 @@ func.func @main() {{
   %x = tensor.cast %cx : {plain([rows, hidden])} to {x}
   %w1 = tensor.cast %c1 : {plain([hidden, f])} to {w1}
   %w2 = tensor.cast %c2 : {plain([f, hidden])} to {w2}
-  %o, %dx, %gw1, %gw2 = call @step(%x, %w1, %w2, %x) : ({x}, {w1}, {w2}, {x}) -> ({x}, {x}, {dw1}, {dw2})
-  %p = tensor.cast %dx : {x} to {plain([rows, hidden])}
+{calls}  %p = tensor.cast %dx : {x} to {plain([rows, hidden])}
   %s = tensor.extract_slice %p[0, 0] [1, 4] [1, 1] : {plain([rows, hidden])} to {plain([1, 4])}
   %m = bufferization.to_buffer %s : {plain([1, 4])} to memref<1x4xf32>
   %u = memref.cast %m : memref<1x4xf32> to memref<*xf32>
@@ -89,13 +112,24 @@ func.func @main() {{
 
 
 def measure(trace):
-    """Step, exposed, in flight and hidden (microseconds) of the call of
-    @step, on the rank whose call took longest."""
-    rows = []
+    """Step, exposed, in flight, hidden and issue (microseconds) of a warm
+    call of @step: per call, the figures of the rank whose call took
+    longest; of the calls after the first, the median one by step."""
     events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
-    for rank in sorted({e["pid"] for e in events}):
-        mine = [e for e in events if e["pid"] == rank]
-        [call] = [e for e in mine if e["cat"] == "function" and e["name"] == "step"]
+    ranks = sorted({e["pid"] for e in events})
+    per_rank = [measure_calls([e for e in events if e["pid"] == rank]) for rank in ranks]
+    slowest = [max(calls) for calls in zip(*per_rank)]
+    warm = sorted(slowest[1:] or slowest)
+    return warm[len(warm) // 2]
+
+
+def measure_calls(mine):
+    """The figures of each call of @step in one rank's events, in order."""
+    rows = []
+    calls = sorted(
+        (e for e in mine if e["cat"] == "function" and e["name"] == "step"), key=lambda e: e["ts"]
+    )
+    for call in calls:
         begin, end = call["ts"], call["ts"] + call["dur"]
         inside = [e for e in mine if begin <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-3]
         exposed = sum(
@@ -109,7 +143,7 @@ def measure(trace):
         rows.append(
             (call["dur"], exposed, flight, max(0.0, flight - visible) if flight else 0.0, issue)
         )
-    return max(rows)
+    return rows
 
 
 def predict(ctx, text, flags, options):
@@ -121,20 +155,68 @@ def predict(ctx, text, flags, options):
     return step["makespan_us"], step["exposed_comm_us"]
 
 
-def traced(text, flags, progress):
-    """The trace of one run on 2 processes."""
+def expected_dx(size):
+    """dX's value everywhere: with the program's constant inputs, dH is
+    hidden * 0.5 * 0.125 and dX sums f * dH * 0.25 over both processes."""
+    _, hidden, ffn = SIZES[size]
+    return ffn * hidden / 64
+
+
+def check_dx(who, size, values):
+    if any(v != expected_dx(size) for v in values):
+        sys.exit(f"runtime.py: {who} computed dX[0, :4] = {values}, not {expected_dx(size)}")
+
+
+def traced(size, text, flags, progress):
+    """The trace of one run on 2 processes, whose dX is checked."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         if progress:
             os.environ["MPIR_CVAR_ASYNC_PROGRESS"] = "1"
         try:
-            dist.run_on_mpi(
+            ranks = dist.run_on_mpi(
                 text, 2, pass_flags=flags, trace=path, timeout=600, check_collectives=False
             )
         finally:
             os.environ.pop("MPIR_CVAR_ASYNC_PROGRESS", None)
+        for printed in ranks:
+            check_dx(f"dist {flags or '(before)'}", size, list(printed[0].flatten()))
         with open(path) as f:
             return json.load(f)
+
+
+PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peer.py")
+
+
+def peer_missing():
+    """Why the peer cannot run here, or None."""
+    if not shutil.which("mpirun.openmpi"):
+        return "mpirun.openmpi is missing (apt-get install python3-mpi4py)"
+    probe = subprocess.run([sys.executable, "-c", "import mpi4py, numpy"], capture_output=True)
+    if probe.returncode != 0:
+        return f"{sys.executable} lacks mpi4py or numpy (apt-get install python3-mpi4py)"
+    return None
+
+
+def peer(size, overlap):
+    """The peer's warm step and MPI time (microseconds) at `size`, on 2
+    processes: the median of its steps after the first."""
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        # Open MPI refuses root unless told twice.
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # MPICH's hydra does not bind processes to cores; Open MPI's mpirun
+    # would: the same placement for both.
+    command = ["mpirun.openmpi", "-n", "2", "--bind-to", "none", sys.executable, PEER]
+    command += [str(n) for n in SIZES[size]] + ["--steps", str(STEPS)]
+    command += ["--overlap"] if overlap else []
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        sys.exit(f"runtime.py: the peer failed:\n{done.stdout}{done.stderr}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    check_dx("the peer", size, result["dx_row0"])
+    warm = sorted((s["step_us"], s["mpi_us"]) for s in result["steps"][1:] or result["steps"])
+    return warm[len(warm) // 2]
 
 
 def main():
@@ -147,7 +229,12 @@ def main():
         "--progress", action="store_true", help="also run with MPICH's asynchronous progress thread"
     )
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--no-peer", action="store_true", help="do not run the numpy + MPI peer")
     args = parser.parse_args()
+    missing = None if args.no_peer else peer_missing()
+    if missing:
+        print(f"runtime.py: the peer is not run: {missing}", file=sys.stderr)
+    with_peer = not args.no_peer and not missing
     ctx = dist.Context()
     sizes = args.sizes.split(",")
     for size in sizes:
@@ -160,6 +247,7 @@ def main():
         for progress in ((False, True) if args.progress else (False,))
     ]
     samples = {c: [] for c in configs}
+    peers = {(size, overlap): [] for size in sizes for overlap in (False, True)}
     models = []
     with tempfile.TemporaryDirectory() as tmp:
         cost_model = os.path.join(tmp, "costs.json")
@@ -172,7 +260,11 @@ def main():
                 size, _, flags, progress = config
                 text = program(*SIZES[size])
                 pstep, pexposed = predict(ctx, text, flags, {"cost_model": cost_model})
-                samples[config].append(measure(traced(text, flags, progress)) + (pstep, pexposed))
+                samples[config].append(
+                    measure(traced(size, text, flags, progress)) + (pstep, pexposed)
+                )
+            for key in peers if with_peer else ():
+                peers[key].append(peer(*key))
     matmul_rates = [m["matmul-tflops"]["matmul"] for m in models]
     rates = {
         form: statistics.median(m["matmul-tflops"][form] for m in models)
@@ -198,9 +290,9 @@ def main():
     print(
         "| size | program | async progress | step | exposed comm | of which issue | "
         "in flight | hidden | predicted step | predicted exposed | step error (range) | "
-        "default model step |"
+        "default model step | peer step | peer exposed | dist / peer |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     ms = lambda us: f"{us / 1000:.2f} ms"
     for config in configs:
@@ -212,6 +304,13 @@ def main():
         errors = sorted((r[5] - r[0]) / r[0] * 100 for r in runs)
         error = statistics.median(errors)
         dstep, _ = predict(ctx, program(*SIZES[size]), flags, {})
+        # "after" overlaps dX's allreduce, as the overlapping peer does.
+        peer_runs = peers.get((size, label == "after")) or []
+        peer_step, peer_exposed = (
+            [statistics.median(r[i] for r in peer_runs) for i in range(2)]
+            if peer_runs
+            else (None, None)
+        )
         rows.append(
             {
                 "size": size,
@@ -229,13 +328,21 @@ def main():
                 "default_model_step_us": dstep,
                 "samples": runs,
                 "matmul_gflops": {f: r * 1e3 for f, r in rates.items()},
+                "peer_step_us": peer_step,
+                "peer_exposed_us": peer_exposed,
+                "peer_samples": peer_runs,
             }
+        )
+        versus = (
+            f"{ms(peer_step)} | {ms(peer_exposed)} | {step / peer_step:.2f} |"
+            if peer_step
+            else "- | - | - |"
         )
         print(
             f"| {size} {SIZES[size]} | {label} | {'on' if progress else 'off'} | "
             f"{ms(step)} | {ms(exposed)} | {ms(issue)} | {ms(flight)} | {ms(hidden)} | "
             f"{ms(pstep)} | {ms(pexposed)} | {error:+.0f}% ({errors[0]:+.0f}% to "
-            f"{errors[-1]:+.0f}%) | {ms(dstep)} |",
+            f"{errors[-1]:+.0f}%) | {ms(dstep)} | {versus}",
             flush=True,
         )
     if args.json:
