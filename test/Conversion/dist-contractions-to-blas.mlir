@@ -198,3 +198,32 @@ func.func @mixed(%a: memref<8x4xf16>, %b: memref<4x16xf16>, %c: memref<8x16xf32>
   linalg.matmul ins(%a, %b : memref<8x4xf16>, memref<4x16xf16>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// -----
+
+// In a loop, in a function's second block, on a strided slice: the call
+// replaces the op where it is and takes the slice's view as it is. The loop
+// carries no zero fill, so the GEMM adds into C.
+// CHECK-LABEL: func.func @in_loop
+// CHECK: cf.cond_br %{{.*}}, ^bb1, ^bb2
+// CHECK: ^bb1:
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NEXT: %[[S:.*]] = memref.subview %{{.*}}[%[[I]], 0, 0] [1, 8, 4] [1, 1, 1]
+// CHECK-NEXT: %[[ADD:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[VS:.*]] = memref.cast %[[S]] : memref<8x4xf32, strided<[4, 1], offset: ?>> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK: func.call @dist_gemm_f32(%[[VS]], %{{.*}}, %{{.*}}, %[[ADD]])
+// CHECK-NOT: linalg.matmul
+// CHECK: ^bb2:
+func.func @in_loop(%a: memref<4x8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>, %n: index, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  cf.cond_br %flag, ^bb1, ^bb2
+^bb1:
+  scf.for %i = %c0 to %n step %c1 {
+    %s = memref.subview %a[%i, 0, 0] [1, 8, 4] [1, 1, 1] : memref<4x8x4xf32> to memref<8x4xf32, strided<[4, 1], offset: ?>>
+    linalg.matmul ins(%s, %b : memref<8x4xf32, strided<[4, 1], offset: ?>>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  }
+  cf.br ^bb2
+^bb2:
+  return
+}
