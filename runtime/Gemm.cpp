@@ -41,36 +41,42 @@ template <typename T> View<T> viewOf(const DistMemRef2D *m) {
           m->strides[0], m->strides[1]};
 }
 
+/// The leading dimension BLAS reads `v` with as an untransposed row-major
+/// matrix, or 0 when its rows are not contiguous. The stride of a dim of
+/// size 1 is never used, so it does not count.
+template <typename T> int64_t rowMajorLd(const View<T> &v) {
+  int64_t rowLength = std::max<int64_t>(1, v.cols);
+  if ((v.colStride != 1 && v.cols != 1) ||
+      (v.rows != 1 && v.rowStride < rowLength))
+    return 0;
+  return v.rows == 1 ? rowLength : v.rowStride;
+}
+
 /// How BLAS reads `v` as a row-major matrix: untransposed with leading
 /// dimension `ld`, or transposed (its columns contiguous); false when
-/// neither holds. The stride of a dim of size 1 is never used, so it does
-/// not count.
+/// neither holds or `ld` does not fit BLAS's int.
 template <typename T>
 bool rowMajorForm(const View<T> &v, bool &transposed, int64_t &ld) {
-  if ((v.colStride == 1 || v.cols == 1) &&
-      (v.rows == 1 || v.rowStride >= std::max<int64_t>(1, v.cols))) {
-    transposed = false;
-    ld = v.rows == 1 ? std::max<int64_t>(1, v.cols) : v.rowStride;
-    return ld <= INT_MAX;
-  }
-  if ((v.rowStride == 1 || v.rows == 1) &&
-      (v.cols == 1 || v.colStride >= std::max<int64_t>(1, v.rows))) {
-    transposed = true;
-    ld = v.cols == 1 ? std::max<int64_t>(1, v.rows) : v.colStride;
-    return ld <= INT_MAX;
-  }
-  return false;
+  ld = rowMajorLd(v);
+  transposed = ld == 0;
+  if (transposed)
+    ld = rowMajorLd(v.transposed());
+  return ld != 0 && ld <= INT_MAX;
+}
+
+template <typename T> void copy(const View<T> &from, const View<T> &to) {
+  for (int64_t r = 0; r < from.rows; ++r)
+    for (int64_t c = 0; c < from.cols; ++c)
+      to.at(r, c) = from.at(r, c);
 }
 
 /// A contiguous row-major copy of `v`, which `storage` owns.
 template <typename T>
 View<T> contiguous(const View<T> &v, std::vector<T> &storage) {
   storage.resize(static_cast<size_t>(v.rows * v.cols));
-  View<T> copy{storage.data(), v.rows, v.cols, v.cols, 1};
-  for (int64_t r = 0; r < v.rows; ++r)
-    for (int64_t c = 0; c < v.cols; ++c)
-      copy.at(r, c) = v.at(r, c);
-  return copy;
+  View<T> result{storage.data(), v.rows, v.cols, v.cols, 1};
+  copy(v, result);
+  return result;
 }
 
 /// The product without BLAS: c's rows in order, k in the middle so that
@@ -124,11 +130,9 @@ void gemm(View<T> a, View<T> b, View<T> c, bool accumulate) {
   if (fits && !rowMajorForm(c, ct, ldc)) {
     // Neither c's rows nor its columns are contiguous: compute into a copy.
     std::vector<T> storage;
-    View<T> copy = contiguous(c, storage);
-    gemm(a, b, copy, accumulate);
-    for (int64_t r = 0; r < c.rows; ++r)
-      for (int64_t col = 0; col < c.cols; ++col)
-        c.at(r, col) = copy.at(r, col);
+    View<T> packed = contiguous(c, storage);
+    gemm(a, b, packed, accumulate);
+    copy(packed, c);
     return;
   }
   if (fits && ct)
@@ -163,14 +167,9 @@ void gemmEntry(DistMemRef2D *a, DistMemRef2D *b, DistMemRef2D *c,
            (long long)vb.cols, (long long)vc.rows, (long long)vc.cols);
   if (vc.rows == 0 || vc.cols == 0)
     return;
-  if (va.cols == 0) {
-    // An empty sum: BLAS leaves c alone for beta = 1 but is not asked.
-    if (!accumulate)
-      for (int64_t r = 0; r < vc.rows; ++r)
-        for (int64_t col = 0; col < vc.cols; ++col)
-          vc.at(r, col) = T(0);
-    return;
-  }
+  // An empty sum (K = 0), which BLAS is not given: c is zeroed or left.
+  if (va.cols == 0)
+    return loops(va, vb, vc, accumulate != 0);
   gemm(va, vb, vc, accumulate != 0);
 }
 } // namespace

@@ -403,6 +403,14 @@ static StringRef runtimeSuffix(Type elementType) {
                                      : "i64";
 }
 
+/// `buffer` (1-D) as the `memref<?xT>` the runtime's functions take.
+static Value anySize(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return memref::CastOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, type.getElementType()),
+      buffer);
+}
+
 namespace {
 /// A collective started in the runtime: its receive buffer and request.
 struct Started {
@@ -432,10 +440,9 @@ startInRuntime(DistToMPIState &state, ConversionPatternRewriter &rewriter,
   if (reduction)
     kind = arith::ConstantOp::create(rewriter, loc,
                                      rewriter.getI64IntegerAttr(*reduction));
-  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
-  SmallVector<Type> argTypes{anySize, anySize};
-  SmallVector<Value> args{memref::CastOp::create(rewriter, loc, anySize, send),
-                          memref::CastOp::create(rewriter, loc, anySize, recv)};
+  SmallVector<Value> args{anySize(rewriter, loc, send),
+                          anySize(rewriter, loc, recv)};
+  SmallVector<Type> argTypes{args[0].getType(), args[1].getType()};
   if (kind) {
     argTypes.push_back(i64);
     args.push_back(kind);
@@ -460,18 +467,16 @@ static LogicalResult waitInRuntime(DistToMPIState &state,
                                    ConversionPatternRewriter &rewriter,
                                    Operation *op, Value request, Value recv) {
   Location loc = op->getLoc();
+  Value buffer = anySize(rewriter, loc, recv);
   Type element = cast<MemRefType>(recv.getType()).getElementType();
-  auto anySize = MemRefType::get({ShapedType::kDynamic}, element);
   func::FuncOp wait = state.getRuntimeFunction(
       rewriter, op,
       (Twine(DIST_RUNTIME_WAIT_PREFIX) + runtimeSuffix(element)).str(),
-      rewriter.getFunctionType({rewriter.getI64Type(), anySize}, {}),
+      rewriter.getFunctionType({rewriter.getI64Type(), buffer.getType()}, {}),
       /*cInterface=*/true);
   if (!wait)
     return failure();
-  func::CallOp::create(rewriter, loc, wait,
-                       ValueRange{request, memref::CastOp::create(
-                                               rewriter, loc, anySize, recv)});
+  func::CallOp::create(rewriter, loc, wait, ValueRange{request, buffer});
   return success();
 }
 
@@ -1215,7 +1220,7 @@ struct ConvertDistToMPIPass
   /// Brackets every function with a body with the runtime's function
   /// events, so that a trace shows each call (before MPI_Init is added: the
   /// entry's interval then ends before MPI_Finalize writes the timeline).
-  LogicalResult traceFunctions(ModuleOp module) {
+  LogicalResult traceFunctions(ModuleOp module, DistToMPIState &state) {
     OpBuilder b(module.getContext());
     auto string = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
     SmallVector<func::FuncOp> functions;
@@ -1223,7 +1228,7 @@ struct ConvertDistToMPIPass
       if (!func.isExternal())
         functions.push_back(func);
     for (func::FuncOp func : functions) {
-      func::FuncOp trace = getOrDeclareRuntimeFunction(
+      func::FuncOp trace = state.getRuntimeFunction(
           b, func, DIST_RUNTIME_TRACE_FUNCTION,
           b.getFunctionType({string, b.getI64Type()}, {}),
           /*cInterface=*/true);
@@ -1262,17 +1267,15 @@ struct ConvertDistToMPIPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    if (traceEvents && failed(traceFunctions(module)))
+    if (traceEvents && failed(traceFunctions(module, state)))
       return signalPassFailure();
     if (auto main = module.lookupSymbol<func::FuncOp>(entry);
         main && !main.isExternal()) {
       OpBuilder b(ctx);
-      // mpi.init goes before them.
-      // Traced functions call the runtime even where no collective does,
-      // and the timeline is written at its finalisation.
-      bool usesRuntime = state.usesRuntime() || traceEvents;
+      // mpi.init goes before them. Traced functions count as runtime use:
+      // the timeline is written at the runtime's finalisation.
       if (failed(state.createAllComms(b, main)) ||
-          failed(addMPIInitAndFinalize(main, usesRuntime, worldSize)))
+          failed(addMPIInitAndFinalize(main, state.usesRuntime(), worldSize)))
         return signalPassFailure();
     }
     // MLIR's MPI-to-LLVM conversion asks the module which MPI it targets;
