@@ -79,3 +79,15 @@ func.func @two_pins(%x: tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> tenso
   %b = tensor.cast %q : tensor<4x16xf32, #dist.tensor<#mesh, [-1, 0]>> to tensor<4x16xf32>
   return %b : tensor<4x16xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// A reshard between undecided types must keep the global tensor: no axis
+// of the mesh splits 8 rows into 3.
+func.func @reshard_no_axis(%x: tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>) -> tensor<3x8xf32> attributes {dist.complete} {
+  %c = arith.negf %x : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>>
+  // expected-error @+1 {{completion: no distribution of the operand's global tensor, replicated, has the local shape of the result 'tensor<3x8xf32>'}}
+  %r = dist.reshard %c : tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1]>> -> tensor<3x8xf32>
+  return %r : tensor<3x8xf32>
+}

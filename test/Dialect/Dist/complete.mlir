@@ -291,3 +291,31 @@ func.func @collectives(%x: tensor<8x16xf32, #dist.tensor<#mesh, [-1, 1]>>, %w: t
   %a = dist.all_to_all %sc on #mesh axes = [0] : tensor<4x16xf32> -> tensor<8x8xf32>
   return %t, %rs, %g, %a : tensor<8x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "tp"]>
+// A reshard between undecided types (sequence parallelism's meeting points):
+// its written local shapes say what it does. The sequence split over tp is
+// gathered where the local sequence doubles; the row-parallel product's
+// pending sum is completed and its sequence split over the freed axis where
+// the local sequence halves (a reduce-scatter); dp's split stays.
+// CHECK-LABEL: func.func @sequence_parallel
+// CHECK-SAME: -> tensor<2x4x8xf32, #dist.tensor<#{{.*}}, [0, 1, -1]>>
+// CHECK-NEXT: %[[G:.*]] = dist.reshard %arg0 : tensor<2x4x8xf32, #dist.tensor<#{{.*}}, [0, 1, -1]>> -> tensor<2x8x8xf32, #dist.tensor<#{{.*}}, [0, -1, -1]>>
+// CHECK-NEXT: %[[H:.*]] = dist.matmul %[[G]], %arg1 : {{.*}} -> tensor<2x8x4xf32, #dist.tensor<#{{.*}}, [0, -1, 1]>>
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul %[[H]], %arg2 : {{.*}} -> tensor<2x8x8xf32, #dist.tensor<#{{.*}}, [0, -1, -1], partial = [1 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.reshard %[[Y]] : {{.*}} -> tensor<2x4x8xf32, #dist.tensor<#{{.*}}, [0, 1, -1]>>
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[S]], %[[S]] : tensor<2x4x8xf32, #dist.tensor<#{{.*}}, [0, 1, -1]>>
+// CHECK-NEXT: return %[[R]]
+func.func @sequence_parallel(%x: tensor<2x4x8xf32, #dist.tensor<#mesh, [0, 1, -1]>>,
+                             %w1: tensor<8x4xf32, #dist.tensor<#mesh, [-1, 1]>>,
+                             %w2: tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>)
+    -> tensor<2x4x8xf32> attributes {dist.complete} {
+  %g = dist.reshard %x : tensor<2x4x8xf32, #dist.tensor<#mesh, [0, 1, -1]>> -> tensor<2x8x8xf32>
+  %h = dist.matmul %g, %w1 : tensor<2x8x8xf32>, tensor<8x4xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<2x8x4xf32>
+  %y = dist.matmul %h, %w2 : tensor<2x8x4xf32>, tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<2x8x8xf32>
+  %s = dist.reshard %y : tensor<2x8x8xf32> -> tensor<2x4x8xf32>
+  %r = arith.addf %s, %s : tensor<2x4x8xf32>
+  return %r : tensor<2x4x8xf32>
+}

@@ -379,13 +379,14 @@ LogicalResult MakePartialOp::verifySignature() {
 LogicalResult ReshardOp::verify() {
   RankedTensorType in = getInput().getType(), out = getResult().getType();
   TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
+  // An undecided side's global shape is not known until completion (which
+  // decides both sides of a reshard written between undecided types).
+  if (rules::isAwaitingCompletion(*this))
+    return success();
   // An unencoded side is replicated on the other's mesh.
   if (!inDist && !outDist)
     return emitOpError("needs a #dist.tensor encoding on its operand or its "
                        "result");
-  // An undecided side's global shape is not known until completion.
-  if (rules::isAwaitingCompletion(*this))
-    return success();
   if (!inDist)
     inDist = TensorDistAttr::getReplicated(outDist.getMesh(), in.getRank());
   if (!outDist)

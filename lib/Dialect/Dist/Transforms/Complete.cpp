@@ -1180,6 +1180,47 @@ static std::optional<TensorDistAttr> collectiveResultDist(Operation *op) {
   return TensorDistAttr::get(mesh, dims, partial);
 }
 
+/// What a `dist.reshard` written between two undecided types in a function
+/// being completed changes its operand's distribution `from` into: its
+/// written local shapes say it. A dim that grows is gathered, pending
+/// reductions are completed, and a dim that shrinks by k is split over a
+/// mesh axis of size k that is then free (those the reshard freed first, in
+/// order). None when no axis fits.
+static std::optional<TensorDistAttr> reshardResultDist(RankedTensorType in,
+                                                       RankedTensorType out,
+                                                       TensorDistAttr from) {
+  if (!from || in.getRank() != out.getRank() || !in.hasStaticShape() ||
+      !out.hasStaticShape() ||
+      static_cast<int64_t>(from.getDimsMapping().size()) != in.getRank())
+    return std::nullopt;
+  MeshAttr mesh = from.getMesh();
+  SmallVector<int64_t> global = mesh::globalShape(in.getShape(), from);
+  SmallVector<int64_t> dims(from.getDimsMapping());
+  SmallVector<int64_t> freed;
+  for (auto [axis, kind] : from.getPartials())
+    freed.push_back(axis);
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (out.getDimSize(d) != in.getDimSize(d) && dims[d] >= 0) {
+      freed.push_back(dims[d]);
+      dims[d] = -1;
+    }
+  for (int64_t a = 0; a < mesh.getRank(); ++a)
+    if (!llvm::is_contained(freed, a) && !llvm::is_contained(dims, a))
+      freed.push_back(a);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (out.getDimSize(d) == in.getDimSize(d) || out.getDimSize(d) == global[d])
+      continue;
+    auto *axis = llvm::find_if(freed, [&](int64_t a) {
+      return out.getDimSize(d) * mesh.getShape()[a] == global[d];
+    });
+    if (axis == freed.end())
+      return std::nullopt;
+    dims[d] = *axis;
+    freed.erase(axis);
+  }
+  return TensorDistAttr::get(mesh, dims, {});
+}
+
 LogicalResult Completion::visit(Operation *op) {
   SmallVector<Edge> edges;
   collectEdges(op, edges);
@@ -1224,6 +1265,26 @@ LogicalResult Completion::visit(Operation *op) {
         << describe(d) << " to " << describe(to) << ": " << provenance(source)
         << ", and the cast's result is declared " << describe(to);
     cast.getSourceMutable().set(*r);
+    return success();
+  }
+  // A reshard between undecided types changes what its local shapes say
+  // (outside a marked function, an unencoded result is replicated).
+  auto r = dyn_cast<ReshardOp>(op);
+  if (r && inMarkedFunction(op)) {
+    if (!isUndecided(r.getResult()) || !isKnown(r.getInput()))
+      return success();
+    RankedTensorType in = r.getInput().getType();
+    TensorDistAttr from = distOf(r.getInput());
+    if (!from)
+      return success();
+    std::optional<TensorDistAttr> d =
+        reshardResultDist(in, r.getResult().getType(), from);
+    if (!d)
+      return r.emitOpError("completion: no distribution of the operand's "
+                           "global tensor, ")
+             << describe(from) << ", has the local shape of the result "
+             << r.getResult().getType();
+    decide(r.getResult(), withTensorDist(r.getResult().getType(), *d), op);
     return success();
   }
   // A collective makes of its operand's distribution what it does.

@@ -249,7 +249,10 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     what nothing reaches is replicated. Results that come out replicated
     stay unencoded. A collective written without encodings makes of its
     operand's distribution what it does; its written local shapes say
-    which dim a reduce-scatter, slice or all-to-all splits.
+    which dim a reduce-scatter, slice or all-to-all splits. A
+    `dist.reshard` written between undecided types changes what its local
+    shapes say: a dim that grows is gathered, pending sums are completed,
+    and a dim that shrinks by k is split over a free mesh axis of size k.
 
     Where two constraints disagree a `dist.reshard` goes in, with a remark
     that names both: around an op whose rule computes another distribution
