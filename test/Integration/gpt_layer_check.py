@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""The GPT layer of examples/gpt_layer.py, in every layout, on MPI, against
+numpy.
+
+  gpt_layer_check.py LAYOUT:MESH [LAYOUT:MESH ...] [--print]
+
+For each layout (e.g. `tp-sp:4`, `dp-tp:2,2`) the step is generated,
+completed and lowered by `--dist-auto-parallel`, and run on as many MPICH
+processes as the mesh has. A `@main` around it makes every process's block
+of the inputs and parameters from global constants, calls the step, and
+prints every result gathered whole (a `dist.reshard` to replicated). Every
+process's results must equal `reference` below within TOLERANCE of each
+result's largest magnitude.
+
+`reference` is the layer written directly in numpy, in float64, from the
+formulas (not from the program): LayerNorm, causal multi-head attention,
+GeLU (tanh form), the mean squared error and their hand-derived gradients.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+import dist
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+import gpt_layer  # noqa: E402
+
+TOLERANCE = 1e-4
+SIZES = dict(b=4, s=8, h=16, n=4, f=32)
+
+
+def inputs(sizes, seed=0):
+    """The global parameters and inputs, float32-representable."""
+    rng = np.random.default_rng(seed)
+    b, s, h, f = (sizes[k] for k in "bshf")
+    shapes = {
+        "ln1_g": (h,),
+        "ln1_b": (h,),
+        "wq": (h, h),
+        "wk": (h, h),
+        "wv": (h, h),
+        "wo": (h, h),
+        "ln2_g": (h,),
+        "ln2_b": (h,),
+        "w1": (h, f),
+        "w2": (f, h),
+        "x": (b, s, h),
+        "target": (b, s, h),
+    }
+    out = {}
+    for name, shape in shapes.items():
+        scale = 0.5 if name in ("x", "target") else 1.0 / math.sqrt(shape[0])
+        v = rng.standard_normal(shape) * scale
+        if name.endswith("_g"):
+            v = 1.0 + 0.1 * v
+        out[name] = v.astype(np.float32)
+    return out
+
+
+def reference(v, heads, eps=gpt_layer.EPS, lr=gpt_layer.LR):
+    """loss, dx, the gradients and the updated parameters, in float64."""
+    p = {k: a.astype(np.float64) for k, a in v.items()}
+    x, t = p["x"], p["target"]
+    b, s, h = x.shape
+    d = h // heads
+
+    def ln_fwd(x, g, beta):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        rstd = 1.0 / np.sqrt(var + eps)
+        xhat = (x - mu) * rstd
+        return xhat * g + beta, (xhat, rstd, g)
+
+    def ln_bwd(dy, cache):
+        xhat, rstd, g = cache
+        dg = (dy * xhat).sum((0, 1))
+        db = dy.sum((0, 1))
+        dxhat = dy * g
+        dx = rstd * (
+            dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)
+        )
+        return dx, dg, db
+
+    def heads_of(a):  # [b, s, h] -> [b, n, s, d]
+        return a.reshape(b, s, heads, d).transpose(0, 2, 1, 3)
+
+    def merge(a):  # [b, n, s, d] -> [b, s, h]
+        return a.transpose(0, 2, 1, 3).reshape(b, s, h)
+
+    k_gelu = math.sqrt(2 / math.pi)
+
+    # forward
+    a, c1 = ln_fwd(x, p["ln1_g"], p["ln1_b"])
+    q, k, vv = heads_of(a @ p["wq"]), heads_of(a @ p["wk"]), heads_of(a @ p["wv"])
+    scale = 1.0 / math.sqrt(d)
+    sc = q @ k.transpose(0, 1, 3, 2) * scale
+    causal = np.tril(np.ones((s, s), bool))
+    sc = np.where(causal, sc, -np.inf)
+    e = np.exp(sc - sc.max(-1, keepdims=True))
+    P = e / e.sum(-1, keepdims=True)
+    ctx = merge(P @ vv)
+    x1 = x + ctx @ p["wo"]
+    m, c2 = ln_fwd(x1, p["ln2_g"], p["ln2_b"])
+    u = m @ p["w1"]
+    inner = k_gelu * (u + 0.044715 * u**3)
+    gl = 0.5 * u * (1 + np.tanh(inner))
+    y = x1 + gl @ p["w2"]
+    n = y.size
+    loss = 0.5 * ((y - t) ** 2).sum() / n
+
+    # backward
+    g = {}
+    dy = (y - t) / n
+    g["w2"] = gl.reshape(-1, gl.shape[-1]).T @ dy.reshape(-1, h)
+    dgl = dy @ p["w2"].T
+    th = np.tanh(inner)
+    du = dgl * (0.5 * (1 + th) + 0.5 * u * (1 - th**2) * k_gelu * (1 + 3 * 0.044715 * u**2))
+    g["w1"] = m.reshape(-1, h).T @ du.reshape(-1, du.shape[-1])
+    dm = du @ p["w1"].T
+    dx1_ln, g["ln2_g"], g["ln2_b"] = ln_bwd(dm, c2)
+    dx1 = dy + dx1_ln
+    g["wo"] = ctx.reshape(-1, h).T @ dx1.reshape(-1, h)
+    dctx = heads_of(dx1 @ p["wo"].T)
+    dP = dctx @ vv.transpose(0, 1, 3, 2)
+    dv = P.transpose(0, 1, 3, 2) @ dctx
+    dsc = P * (dP - (dP * P).sum(-1, keepdims=True)) * scale
+    dq = dsc @ k
+    dk = dsc.transpose(0, 1, 3, 2) @ q
+    da = 0
+    for name, grad in (("wq", dq), ("wk", dk), ("wv", dv)):
+        gm = merge(grad)
+        g[name] = a.reshape(-1, h).T @ gm.reshape(-1, h)
+        da = da + gm @ p[name].T
+    dx_ln, g["ln1_g"], g["ln1_b"] = ln_bwd(da, c1)
+    dx = dx1 + dx_ln
+
+    out = [np.array(loss), dx]
+    out += [g[k] for k in gpt_layer.PARAMS]
+    out += [p[k] - lr * g[k] for k in gpt_layer.PARAMS]
+    return out
+
+
+def dense(a):
+    flat = ", ".join(f"{x:.9e}" for x in a.reshape(-1))
+    return f"dense<[{flat}]> : tensor<{a.size}xf32>"
+
+
+def harness(layout, values):
+    """@main: every process's blocks of `values`, the step, the results
+    gathered and printed."""
+    L = layout
+    lines = []
+    n = [0]
+
+    def fresh(stem):
+        n[0] += 1
+        return f"%{stem}{n[0]}"
+
+    def emit(line):
+        lines.append("  " + line)
+
+    for a in range(len(L.mesh)):
+        emit(f"%crd{a} = dist.process_coord #mesh axis = {a}")
+    args = []
+    dims_of = dict(gpt_layer.PARAM_DIMS)
+    act = "b" + ("r" if L.sp else "s") + "h"
+    dims_of.update(x=act, target=act)
+    for name in gpt_layer.PARAMS + ["x", "target"]:
+        dims = dims_of[name]
+        g = values[name]
+        gshape = "x".join(map(str, g.shape))
+        flat = fresh(name + "_flat")
+        emit(f"{flat} = arith.constant {dense(g)}")
+        whole = fresh(name + "_whole")
+        groups = "[" + ", ".join(f"{i}" for i in range(g.ndim)) + "]"
+        emit(
+            f"{whole} = tensor.expand_shape {flat} [{groups}] output_shape [{', '.join(map(str, g.shape))}] "
+            f": tensor<{g.size}xf32> into tensor<{gshape}xf32>"
+        )
+        offs = []
+        for letter in dims:
+            axis = L.axis(letter)
+            if axis is None:
+                offs.append("0")
+                continue
+            k = fresh("k")
+            emit(f"{k} = arith.constant {L.size(letter)} : index")
+            o = fresh("o")
+            emit(f"{o} = arith.muli %crd{axis}, {k} : index")
+            offs.append(o)
+        local = [L.size(x) for x in dims]
+        blk = fresh(name + "_blk")
+        emit(
+            f"{blk} = tensor.extract_slice {whole}[{', '.join(offs)}] [{', '.join(map(str, local))}] "
+            f"[{', '.join('1' for _ in dims)}] : tensor<{gshape}xf32> to {L.ty(dims)}"
+        )
+        arg = fresh(name)
+        emit(f"{arg} = tensor.cast {blk} : {L.ty(dims)} to {L.ty(dims, True)}")
+        args.append((arg, dims))
+    res_dims = ["", act] + [gpt_layer.PARAM_DIMS[p] for p in gpt_layer.PARAMS] * 2
+    res = [fresh("r") for _ in res_dims]
+    emit(
+        f"{', '.join(res)} = func.call @train_step({', '.join(a for a, _ in args)}) : "
+        f"({', '.join(L.ty(d, True) for _, d in args)}) -> "
+        f"({', '.join(L.ty(d, True) for d in res_dims)})"
+    )
+    for r, dims in zip(res, res_dims):
+        whole_ty = "tensor<" + "".join(f"{L.g[x]}x" for x in dims) + "f32"
+        rep = fresh("rep")
+        enc = ", #dist.tensor<#mesh, [" + ", ".join("-1" for _ in dims) + "]>"
+        emit(f"{rep} = dist.reshard {r} : {L.ty(dims, True)} -> {whole_ty}{enc}>")
+        plain = fresh("plain")
+        emit(f"{plain} = tensor.cast {rep} : {whole_ty}{enc}> to {whole_ty}>")
+        memref_ty = "memref<" + "".join(f"{L.g[x]}x" for x in dims) + "f32>"
+        buf = fresh("buf")
+        emit(f"{buf} = bufferization.to_buffer {plain} : {whole_ty}> to {memref_ty}")
+        u = fresh("u")
+        emit(f"{u} = memref.cast {buf} : {memref_ty} to memref<*xf32>")
+        emit(f"func.call @printMemrefF32({u}) : (memref<*xf32>) -> ()")
+    return (
+        "func.func private @printMemrefF32(memref<*xf32>)\n"
+        + "func.func @main() {\n"
+        + "\n".join(lines)
+        + "\n  return\n}\n"
+    )
+
+
+def names():
+    return (
+        ["loss", "dx"]
+        + [f"d{p}" for p in gpt_layer.PARAMS]
+        + [f"new {p}" for p in gpt_layer.PARAMS]
+    )
+
+
+def check(spec, print_program=False):
+    layout_name, _, mesh_text = spec.partition(":")
+    mesh = [int(x) for x in mesh_text.split(",")] if mesh_text else None
+    L = gpt_layer.Layout(layout_name, mesh, SIZES)
+    values = inputs(SIZES)
+    text = gpt_layer.build(L) + harness(L, values)
+    if print_program:
+        print(text)
+        return True
+    procs = int(np.prod(L.mesh))
+    ranks = dist.run_on_mpi(text, procs, pass_flags="--dist-auto-parallel")
+    expected = reference(values, SIZES["n"])
+    worst, where = 0.0, ""
+    for rank, got in enumerate(ranks):
+        if len(got) != len(expected):
+            print(f"FAILED {spec}: rank {rank} printed {len(got)} arrays, expected {len(expected)}")
+            return False
+        for name, a, e in zip(names(), got, expected):
+            a = np.asarray(a, np.float64).reshape(e.shape)
+            err = float(np.max(np.abs(a - e))) / max(float(np.max(np.abs(e))), 1e-30)
+            if err > worst:
+                worst, where = err, f"{name} on rank {rank}"
+    ok = worst <= TOLERANCE
+    status = "ok" if ok else "FAILED"
+    print(
+        f"{status}: {layout_name} on [{', '.join(map(str, L.mesh))}]: {len(expected)} results "
+        f"on {procs} processes, worst relative error {worst:.1e}"
+        + (f" ({where})" if not ok else "")
+    )
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("layouts", nargs="+")
+    parser.add_argument(
+        "--print", action="store_true", help="print the program of the first layout"
+    )
+    args = parser.parse_args()
+    if args.print:
+        return 0 if check(args.layouts[0], True) else 1
+    ok = True
+    for spec in args.layouts:
+        ok = check(spec) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
