@@ -17,10 +17,14 @@
 // TABLE: function  compute (us)  comm (us)  exposed comm (us)  hidden  makespan (us)
 // TABLE-NEXT: @schedule 16.000 148.000 132.000 10.8% 148.000
 // TABLE-NEXT: @no_comm 16.000 0.000 0.000 - 16.000
+// What a call moves and holds per process: two allreduces of 64 bytes; at
+// the second allreduce %m (16 bytes), %r and %s (64 each) are held at once.
+// TABLE-NEXT: @schedule per process: 2 x dist.allreduce (128 B); peak live tensors 144 B, arguments 96 B
+// TABLE-NEXT: @no_comm per process: no collectives; peak live tensors 16 B, arguments 32 B
 
 // JSON: {"functions":[
-// JSON-SAME: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000}
-// JSON-SAME: {"name":"no_comm","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000}
+// JSON-SAME: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000,"collectives":{"dist.allreduce":{"count":2,"bytes":128}},"peak_live_bytes":144,"argument_bytes":96}
+// JSON-SAME: {"name":"no_comm","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000,"collectives":{},"peak_live_bytes":16,"argument_bytes":32}
 // JSON-SAME: ]}
 
 // The report leaves the IR unchanged.
@@ -36,10 +40,10 @@
 // TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":0,"args":{"name":"compute stream"}}
 // TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":200,"args":{"name":"dp stream"}}
 // TRACE-DAG: {"name":"schedule","cat":"function","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":148.000}
-// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":200,"ts":0.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":58,"col":8}}
-// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":16.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":60,"col":8}}
-// TRACE-DAG: {"name":"dist.wait","cat":"wait","ph":"X","pid":0,"tid":0,"ts":16.000,"dur":58.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":61,"col":8}}
-// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":0,"ts":74.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":62,"col":8}}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":200,"ts":0.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":62,"col":8}}
+// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":16.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":64,"col":8}}
+// TRACE-DAG: {"name":"dist.wait","cat":"wait","ph":"X","pid":0,"tid":0,"ts":16.000,"dur":58.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":65,"col":8}}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":0,"ts":74.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":66,"col":8}}
 // TRACE-DAG: {"name":"process_name","ph":"M","pid":1,"args":{"name":"@no_comm","summary":"makespan 16.000 us, exposed communication 0.000 of 0.000 us"}}
 // TRACE: ]}
 

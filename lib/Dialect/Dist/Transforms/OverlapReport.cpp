@@ -60,11 +60,24 @@ struct Measured {
   int64_t calls = 0, ranks = 0;
 };
 
+/// The collectives of one kind a call issues: how many, and the bytes per
+/// process of their tensors (the cost model's measure: an allreduce's
+/// operand, a reduce-scatter's operand, an all-gather's gathered result).
+struct Traffic {
+  int64_t count = 0, bytes = 0;
+};
+
 struct FunctionReport {
   std::string name;
   double compute = 0, comm = 0, exposed = 0, makespan = 0;
   SmallVector<Slice> slices;
   std::optional<Measured> measured;
+  /// By op name (dist.allreduce, ...), in name order.
+  std::map<std::string, Traffic> traffic;
+  /// The most bytes of tensors a process holds at once, from the types:
+  /// each value of the body from its op to its last use in the body's
+  /// order, arguments apart (`argumentBytes`).
+  int64_t peakLiveBytes = 0, argumentBytes = 0;
 
   Figures predicted() const { return {compute, comm, exposed, makespan}; }
 };
@@ -83,6 +96,47 @@ std::string trackName(unsigned track) {
   return stringifyStreamKind(static_cast<StreamKind>(track)).str();
 }
 
+int64_t bytesOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  return CostModel::tensorBytes(tensor).value_or(0);
+}
+
+/// Peak live tensor bytes of `func`'s entry block: a value is held from its
+/// op to the op (in the entry block) that holds its last use. Values of
+/// nested regions count as their op's while it runs.
+void measureMemory(func::FuncOp func, FunctionReport &report) {
+  Block &entry = func.getFunctionBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    report.argumentBytes += bytesOf(arg.getType());
+  llvm::DenseMap<Operation *, int64_t> position;
+  int64_t n = 0;
+  for (Operation &op : entry)
+    position[&op] = n++;
+  // Bytes that start (+) and stop (-) being held after each position.
+  SmallVector<int64_t> delta(n + 1, 0);
+  for (Operation &op : entry) {
+    int64_t def = position[&op];
+    for (Value v : op.getResults()) {
+      int64_t bytes = bytesOf(v.getType());
+      if (!bytes)
+        continue;
+      int64_t last = def;
+      for (Operation *user : v.getUsers())
+        if (Operation *at = entry.findAncestorOpInBlock(*user))
+          last = std::max(last, position.lookup(at));
+      delta[def] += bytes;
+      delta[last + 1] -= bytes;
+    }
+  }
+  int64_t live = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    live += delta[i];
+    report.peakLiveBytes = std::max(report.peakLiveBytes, live);
+  }
+}
+
 FunctionReport simulate(func::FuncOp func, const CostModel &model) {
   FunctionReport report;
   report.name = func.getName().str();
@@ -99,6 +153,10 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
     if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       double cost = us(model.collectiveTime(op));
       report.comm += cost;
+      Traffic &traffic = report.traffic[name];
+      ++traffic.count;
+      traffic.bytes += std::max(bytesOf(collective.getInput().getType()),
+                                bytesOf(collective.getResultTensorType()));
       if (collective.isAsync()) {
         unsigned track = static_cast<unsigned>(*collective.getStream());
         double start = std::max(now, streamFree[track]);
@@ -131,6 +189,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
   report.makespan = now;
   for (double free : streamFree)
     report.makespan = std::max(report.makespan, free);
+  measureMemory(func, report);
   return report;
 }
 
@@ -149,6 +208,25 @@ void printTable(raw_ostream &os, ArrayRef<FunctionReport> reports) {
                         "{5,15:f3}\n",
                         "@" + r.name, r.compute, r.comm, r.exposed, hidden,
                         r.makespan);
+  }
+  // What each call moves and holds, per process.
+  auto mib = [](int64_t bytes) {
+    if (bytes < 1024)
+      return llvm::formatv("{0} B", bytes).str();
+    if (bytes < 1024 * 1024)
+      return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str();
+    return llvm::formatv("{0:f1} MiB", bytes / 1048576.0).str();
+  };
+  for (const FunctionReport &r : reports) {
+    os << "@" << r.name << " per process: ";
+    if (r.traffic.empty())
+      os << "no collectives";
+    llvm::interleaveComma(r.traffic, os, [&](const auto &kind) {
+      os << kind.second.count << " x " << kind.first << " ("
+         << mib(kind.second.bytes) << ")";
+    });
+    os << "; peak live tensors " << mib(r.peakLiveBytes) << ", arguments "
+       << mib(r.argumentBytes) << "\n";
   }
 }
 
@@ -173,6 +251,15 @@ void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
           microseconds(json, "comm_us", r.comm);
           microseconds(json, "exposed_comm_us", r.exposed);
           microseconds(json, "makespan_us", r.makespan);
+          json.attributeObject("collectives", [&] {
+            for (const auto &kind : r.traffic)
+              json.attributeObject(kind.first, [&] {
+                json.attribute("count", kind.second.count);
+                json.attribute("bytes", kind.second.bytes);
+              });
+          });
+          json.attribute("peak_live_bytes", r.peakLiveBytes);
+          json.attribute("argument_bytes", r.argumentBytes);
           if (!r.measured)
             return;
           const Figures &m = r.measured->figures;
@@ -426,7 +513,7 @@ struct DistOverlapReportPass
     if (failed(costOptions))
       return signalPassFailure();
     CostModel model(*costOptions);
-    SmallVector<FunctionReport> reports;
+    std::vector<FunctionReport> reports;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
         reports.push_back(simulate(func, model));

@@ -398,6 +398,14 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
     trace-file): compute blue, exposed communication red, communication on a
     stream green. The IR is unchanged.
 
+    Each function also gets what one call moves and holds per process, from
+    the types: its collectives by kind, with the bytes of their tensors
+    (an allreduce's or reduce-scatter's operand, an all-gather's result,
+    the measure the cost model prices), and the peak bytes of the tensors
+    its body holds at once (a value from its op to its last use, in program
+    order; arguments apart). That peak is the step's activation memory when
+    nothing is freed earlier.
+
     With `measured-trace`, a trace that `dist-run --trace` recorded of the
     program, the report sets the estimate of each function it called beside
     what was measured, per call on the slowest rank: compute (the call's
