@@ -61,7 +61,7 @@
 // Options reach the passes: the avg allreduce replaces sum + scale, and
 // remarks explain the matmul_grad that was not split.
 // RUN: dist-opt %examples/gpt_block.mlir --dist-auto-parallel="use-avg-allreduce=true remarks=true" 2>&1 | FileCheck %s --check-prefix=OPTS
-// OPTS: remark: not split: x_grad is not reduced by a dist.allreduce
+// OPTS: remark: not split: x_grad is not reduced by a dist.allreduce or dist.reduce_scatter
 // OPTS: dist.c_embedding_grad {{.*}} partial = [0 : sum]
 // OPTS-NEXT: dist.allreduce {{.*}} axes = [0] reduce = avg
 

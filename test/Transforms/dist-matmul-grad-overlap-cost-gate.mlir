@@ -19,7 +19,7 @@
 // KEEP-NEXT: dist.matmul_grad
 func.func @gate(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>,
     %dout: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-remark @+1 {{not split: the dY matmul (~0.005 us) would hide less than 0.50 of the allreduce (~10.246 us)}}
+  // expected-remark @+1 {{not split: the dY matmul (~0.005 us) would hide less than 0.50 of the dist.allreduce (~10.246 us)}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>
       -> tensor<64x64xf32>, tensor<64x64xf32>

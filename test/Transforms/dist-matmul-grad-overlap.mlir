@@ -40,6 +40,32 @@ func.func @split_rank2(%x: tensor<8x64xf32>,
   return %r, %s : tensor<8x64xf32, #dist.tensor<#mesh, [-1, -1]>>, tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>
 }
 
+// Sequence parallelism: dX of the column-parallel backward is summed onto
+// sequence shards by a reduce-scatter, which moves up the same way.
+// CHECK-LABEL: func @split_reduce_scatter
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16x64xf32>, %[[Y:.*]]: tensor<64x32xf32, {{.*}}>, %[[DOUT:.*]]: tensor<4x16x32xf32, {{.*}}>)
+// CHECK-NEXT: %[[DX:.*]] = dist.matmul %[[DOUT]], %[[Y]] transpose_y : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reduce_scatter %[[DX]] on #mesh axes = [1] reduce = sum stream = mp : {{.*}} -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+// CHECK-NEXT: %[[X2:.*]] = tensor.collapse_shape %[[X]]
+// CHECK-NEXT: %[[D2:.*]] = tensor.collapse_shape %[[DOUT]]
+// CHECK-NEXT: %[[DY:.*]] = dist.matmul %[[X2]], %[[D2]] transpose_x
+// CHECK-NEXT: return %[[R]], %[[DY]]
+func.func @split_reduce_scatter(%x: tensor<4x16x64xf32>,
+    %y: tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>,
+    %dout: tensor<4x16x32xf32, #dist.tensor<#mesh, [-1, -1, 1]>>)
+    -> (tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>,
+        tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>) {
+  %dx, %dy = dist.matmul_grad %x, %y, %dout
+      : tensor<4x16x64xf32>, tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>,
+        tensor<4x16x32xf32, #dist.tensor<#mesh, [-1, -1, 1]>>
+      -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>,
+         tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>
+  %r = dist.reduce_scatter %dx on #mesh axes = [1] reduce = sum
+      : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>
+      -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+  return %r, %dy : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<64x32xf32, #dist.tensor<#mesh, [-1, 1]>>
+}
+
 // Rank 3: the leading dims of X and dOut are folded for the dY matmul, and
 // the folded tensors keep the batch split over dp.
 // CHECK-LABEL: func @split_rank3
@@ -163,7 +189,7 @@ func.func @transposed(%x: tensor<8x64xf32>, %y: tensor<32x64xf32>,
 // CHECK-NEXT: dist.matmul_grad
 func.func @no_allreduce(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
     %dout: tensor<8x32xf32>) -> tensor<8x64xf32> {
-  // expected-remark @+1 {{not split: x_grad is not reduced by a dist.allreduce}}
+  // expected-remark @+1 {{not split: x_grad is not reduced by a dist.allreduce or dist.reduce_scatter}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<8x64xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<8x64xf32>, tensor<64x32xf32>
@@ -188,7 +214,7 @@ func.func @max_allreduce(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
 // CHECK-NEXT: dist.matmul_grad
 func.func @two_allreduces(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
     %dout: tensor<8x32xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
-  // expected-remark @+1 {{not split: x_grad is reduced by more than one dist.allreduce}}
+  // expected-remark @+1 {{not split: x_grad is reduced by more than one dist.allreduce or dist.reduce_scatter}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<8x64xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<8x64xf32>, tensor<64x32xf32>
@@ -201,7 +227,7 @@ func.func @two_allreduces(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
 // CHECK-NEXT: dist.matmul_grad
 func.func @allreduce_in_region(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
     %dout: tensor<8x32xf32>) -> tensor<8x64xf32> {
-  // expected-remark @+1 {{not split: the allreduce of x_grad is in another block}}
+  // expected-remark @+1 {{not split: the dist.allreduce of x_grad is in another block}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<8x64xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<8x64xf32>, tensor<64x32xf32>
@@ -220,7 +246,7 @@ func.func @allreduce_in_region(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
 // CHECK-NEXT: dist.allreduce %[[DX]]
 func.func @dx_read_before_allreduce(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
     %dout: tensor<8x32xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
-  // expected-remark @+1 {{not split: x_grad is also read before its allreduce, by 'dist.scale'; that read must keep seeing the unreduced value}}
+  // expected-remark @+1 {{not split: x_grad is also read before its dist.allreduce, by 'dist.scale'; that read must keep seeing the unreduced value}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<8x64xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<8x64xf32>, tensor<64x32xf32>
@@ -234,7 +260,7 @@ func.func @dx_read_before_allreduce(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
 // CHECK-NEXT: dist.matmul_grad
 func.func @hazard_rule_blocks(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
     %dout: tensor<8x32xf32>) -> (tensor<8x64xf32>, tensor<64x32xf32>) {
-  // expected-remark @+1 {{not split: 'dist.scale' between the matmul_grad and the allreduce reads a value computed from y_grad but not y_grad itself (Paddle's hazard rule)}}
+  // expected-remark @+1 {{not split: 'dist.scale' between the matmul_grad and the reduction reads a value computed from y_grad but not y_grad itself (Paddle's hazard rule)}}
   %dx, %dy = dist.matmul_grad %x, %y, %dout
       : tensor<8x64xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<8x64xf32>, tensor<64x32xf32>

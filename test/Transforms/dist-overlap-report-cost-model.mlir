@@ -26,7 +26,7 @@
 // the file's rate: 2x2x2 at 0.5 flop/us is 32 us against the dp allreduce's
 // 10 + 16 = 26 us of a 2x2xf32 dX.
 // RUN: dist-opt %s --dist-matmul-grad-overlap="cost-model=%S/Inputs/cost-model.json min-overlap-ratio=2 remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GATE
-// GATE: remark: not split: the dY matmul (~32.000 us) would hide less than 2.00 of the allreduce (~26.000 us)
+// GATE: remark: not split: the dY matmul (~32.000 us) would hide less than 2.00 of the dist.allreduce (~26.000 us)
 // RUN: dist-opt %s --dist-auto-parallel="cost-model=%S/Inputs/cost-model.json min-overlap-ratio=1 remarks=true" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT-NOT: not split: the dY matmul
 // SPLIT: func.func @gate

@@ -132,8 +132,9 @@ struct Edge {
 
 class Completion {
 public:
-  Completion(bool replicateUnknownOps, const CostModel &model)
-      : replicateUnknownOps(replicateUnknownOps), model(model) {}
+  Completion(bool replicateUnknownOps, bool remarks, const CostModel &model)
+      : replicateUnknownOps(replicateUnknownOps), remarks(remarks),
+        model(model) {}
 
   LogicalResult run(ArrayRef<FunctionOpInterface> functions);
 
@@ -204,6 +205,15 @@ private:
 
   SymbolTableCollection symbols;
   bool replicateUnknownOps;
+  /// Whether each reshard placed gets a remark that says why.
+  bool remarks;
+  /// A remark at `op` when remarks are on, else a diagnostic that reports
+  /// nothing.
+  InFlightDiagnostic remarkAt(Operation *op, const Twine &message) {
+    if (!remarks)
+      return InFlightDiagnostic();
+    return op->emitRemark(message);
+  }
   /// Prices the places a partial sum can be completed at, and reshards
   /// before an op against after it.
   const CostModel &model;
@@ -366,7 +376,7 @@ LogicalResult Completion::visitEdge(const Edge &edge) {
   FailureOr<Value> r = reshard(b, user->getLoc(), source, edge.sink.getType());
   if (failed(r))
     return failure();
-  user->emitRemark("completion: reshard of operand #")
+  remarkAt(user, "completion: reshard of operand #")
       << edge.use->getOperandNumber() << " from " << describe(distOf(source))
       << " to " << describe(distOf(edge.sink))
       << ", where it goes: " << provenance(source)
@@ -400,7 +410,7 @@ LogicalResult Completion::visitCallResults(CallOpInterface call) {
     result.setType(returned.getType());
     if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
-    call->emitRemark("completion: reshard of result #")
+    remarkAt(call, "completion: reshard of result #")
         << cast<OpResult>(result).getResultNumber() << " from "
         << describe(distOf(result)) << ", which the callee returns, to "
         << describe(getTensorDist(declared)) << ", as it is declared";
@@ -572,7 +582,7 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
       for (auto [init, old] : undo)
         repairRemarks.emplace_back(
             init->get().getDefiningOp(),
-            op->emitRemark("completion: reshard of init #")
+            remarkAt(op, "completion: reshard of init #")
                 << init->getOperandNumber() << " from " << describe(distOf(old))
                 << " to " << describe(distOf(init->get()))
                 << ": the op reduces over a split loop into it, and "
@@ -818,11 +828,10 @@ void Completion::reshardOperands(Operation *op, const OperandOptions &options,
     // Only the replicated encoding written out: nothing to remark on.
     if (isReplicated(distOf(bases[i])) && isReplicated(distOf(*r)))
       continue;
-    InFlightDiagnostic remark =
-        op->emitRemark("completion: reshard of operand #")
-        << i << " from " << describe(distOf(bases[i])) << " to "
-        << describe(distOf(*r)) << " before '" << op->getName()
-        << "', which then computes ";
+    InFlightDiagnostic remark = remarkAt(op, "completion: reshard of operand #")
+                                << i << " from " << describe(distOf(bases[i]))
+                                << " to " << describe(distOf(*r)) << " before '"
+                                << op->getName() << "', which then computes ";
     llvm::interleaveComma(conflicts, remark, [&](Value c) {
       remark << "result #" << cast<OpResult>(c).getResultNumber() << " as "
              << describe(distOf(c)) << " (" << provenance(c) << ")";
@@ -936,7 +945,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     } else {
       for (auto [use, old] : undo) {
         InFlightDiagnostic remark =
-            op->emitRemark("completion: reshard of operand #")
+            remarkAt(op, "completion: reshard of operand #")
             << use->getOperandNumber() << " from " << describe(distOf(old))
             << " to " << describe(distOf(use->get())) << ": " << provenance(old)
             << ", and '" << op->getName() << "' needs it complete (" << first
@@ -994,7 +1003,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     origins[result] = op;
     if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
-    op->emitRemark("completion: reshard of result #")
+    remarkAt(op, "completion: reshard of result #")
         << i << " from " << describe(attr) << ", which the rule of '"
         << op->getName() << "' computes, to "
         << describe(getTensorDist(declared)) << ": " << declaredWhy
@@ -1013,10 +1022,13 @@ LogicalResult Completion::visitRuleOp(Operation *op,
           reshard(b, op->getLoc(), init.get(), result.getType());
       if (failed(r))
         return failure();
-      op->emitRemark("completion: reshard of init #")
-          << init.getOperandNumber() << " from " << describe(distOf(init.get()))
-          << " to " << describe(distOf(result))
-          << ": its result is computed so, and has its init's type";
+      // Replicated written out on one side only changes no data.
+      TensorDistAttr from = distOf(init.get()), to = distOf(result);
+      if ((from && !from.isReplicated()) || (to && !to.isReplicated()))
+        remarkAt(op, "completion: reshard of init #")
+            << init.getOperandNumber() << " from " << describe(from) << " to "
+            << describe(to)
+            << ": its result is computed so, and has its init's type";
       init.set(*r);
     }
   }
@@ -1072,7 +1084,7 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
         reshard(b, op->getLoc(), use.get(), withDist(from, nullptr));
     if (failed(r))
       return failure();
-    op->emitRemark("completion: '")
+    remarkAt(op, "completion: '")
         << op->getName() << "' has no distribution rule: operand #"
         << use.getOperandNumber() << " completed from "
         << describe(getTensorDist(from));
@@ -1261,7 +1273,7 @@ LogicalResult Completion::visit(Operation *op) {
     FailureOr<Value> r = reshard(b, op->getLoc(), source, *target);
     if (failed(r))
       return failure();
-    op->emitRemark("completion: reshard of operand #0 from ")
+    remarkAt(op, "completion: reshard of operand #0 from ")
         << describe(d) << " to " << describe(to) << ": " << provenance(source)
         << ", and the cast's result is declared " << describe(to);
     cast.getSourceMutable().set(*r);
@@ -1600,7 +1612,7 @@ LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
       return failure();
     out = *r;
     if (!isReplicated(distOf(in)) || !isReplicated(distOf(out)))
-      constraint->emitRemark("completion: reshard of operand #0 from ")
+      remarkAt(constraint, "completion: reshard of operand #0 from ")
           << describe(distOf(in)) << " to " << describe(distOf(out)) << ": "
           << describePin(constraint.getLoc(), distOf(out)) << ", and "
           << provenance(in);
@@ -1723,7 +1735,7 @@ struct DistCompletePass
     if (failed(options))
       return signalPassFailure();
     CostModel model(*options);
-    Completion completion(replicateUnknownOps, model);
+    Completion completion(replicateUnknownOps, remarks, model);
     if (failed(completion.run(functions)))
       return signalPassFailure();
     // A constraint outside the completed functions states what holds (its

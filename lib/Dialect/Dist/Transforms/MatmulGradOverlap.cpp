@@ -1,8 +1,9 @@
 //===- MatmulGradOverlap.cpp - overlap the dX allreduce with dY -----------===//
 //
 // Implements --dist-matmul-grad-overlap: a matmul_grad whose x_grad is summed
-// by an allreduce becomes dX matmul, allreduce, dY matmul, so the allreduce
-// runs on the model-parallel stream while dY is computed. Paddle does this on
+// by an allreduce (or, with sequence parallelism, a reduce-scatter) becomes
+// dX matmul, that collective, dY matmul, so the collective runs on the
+// model-parallel stream while dY is computed. Paddle does this on
 // an op list with in-place variables; in SSA the allreduce's result is a new
 // value, so moving it up can never change what an earlier reader of dX sees,
 // and the new dY matmul is placed where the matmul_grad was, above every use.
@@ -36,31 +37,37 @@ using namespace mlir::dist;
 
 static constexpr llvm::StringLiteral kRewriteTag = "dist-matmul-grad-overlap";
 
-/// The single allreduce reducing `xGrad`, or null (with `whyNot` set).
-static AllReduceOp findXGradAllReduce(MatmulGradOp op, std::string &whyNot) {
-  AllReduceOp found;
+/// The single collective summing `xGrad`: a dist.allreduce, or the
+/// dist.reduce_scatter that sequence parallelism puts after a row-parallel
+/// dX. Null (with `whyNot` set) when there is none or more than one.
+static Operation *findXGradReduction(MatmulGradOp op, std::string &whyNot) {
+  Operation *found = nullptr;
   for (Operation *user : op.getXGrad().getUsers()) {
-    auto allreduce = dyn_cast<AllReduceOp>(user);
-    if (!allreduce)
+    if (!isa<AllReduceOp, ReduceScatterOp>(user))
       continue;
     if (found) {
-      whyNot = "x_grad is reduced by more than one dist.allreduce";
-      return {};
+      whyNot = "x_grad is reduced by more than one dist.allreduce or "
+               "dist.reduce_scatter";
+      return nullptr;
     }
-    found = allreduce;
+    found = user;
   }
   if (!found) {
-    whyNot = "x_grad is not reduced by a dist.allreduce";
-    return {};
+    whyNot = "x_grad is not reduced by a dist.allreduce or dist.reduce_scatter";
+    return nullptr;
   }
-  if (found.getKind() != ReductionKind::Sum) {
+  ReductionKind kind = isa<AllReduceOp>(found)
+                           ? cast<AllReduceOp>(found).getKind()
+                           : cast<ReduceScatterOp>(found).getKind();
+  if (kind != ReductionKind::Sum) {
     whyNot = llvm::formatv("x_grad is reduced with '{0}', not 'sum'",
-                           stringifyReductionKind(found.getKind()));
-    return {};
+                           stringifyReductionKind(kind));
+    return nullptr;
   }
   if (found->getBlock() != op->getBlock()) {
-    whyNot = "the allreduce of x_grad is in another block";
-    return {};
+    whyNot = llvm::formatv("the {0} of x_grad is in another block",
+                           found->getName().getStringRef());
+    return nullptr;
   }
   return found;
 }
@@ -93,20 +100,21 @@ static Operation *readsAnyOf(Operation *op,
   return reader;
 }
 
-/// Checks the ops strictly between the matmul_grad and its allreduce: x_grad
-/// may not be read there, and Paddle's hazard rule holds (an op reading
-/// y_grad is fine, an op reading such an op's result but not y_grad blocks
-/// the split).
-static LogicalResult checkOpsBetween(MatmulGradOp op, AllReduceOp allreduce,
+/// Checks the ops strictly between the matmul_grad and the collective
+/// reducing x_grad: x_grad may not be read there, and Paddle's hazard rule
+/// holds (an op reading y_grad is fine, an op reading such an op's result
+/// but not y_grad blocks the split).
+static LogicalResult checkOpsBetween(MatmulGradOp op, Operation *reduction,
                                      std::string &whyNot) {
   Value xGrad = op.getXGrad(), yGrad = op.getYGrad();
   llvm::DenseSet<Value> fromYGrad;
-  for (Operation *it = op->getNextNode(); it != allreduce.getOperation();
+  for (Operation *it = op->getNextNode(); it != reduction;
        it = it->getNextNode()) {
     if (readsValue(it, xGrad)) {
-      whyNot = llvm::formatv("x_grad is also read before its allreduce, by "
-                             "'{0}'; that read must keep seeing the "
+      whyNot = llvm::formatv("x_grad is also read before its {0}, by "
+                             "'{1}'; that read must keep seeing the "
                              "unreduced value",
+                             reduction->getName().getStringRef(),
                              it->getName().getStringRef());
       return failure();
     }
@@ -116,7 +124,7 @@ static LogicalResult checkOpsBetween(MatmulGradOp op, AllReduceOp allreduce,
     }
     if (readsAnyOf(it, fromYGrad)) {
       whyNot = llvm::formatv(
-          "'{0}' between the matmul_grad and the allreduce reads a value "
+          "'{0}' between the matmul_grad and the reduction reads a value "
           "computed from y_grad but not y_grad itself (Paddle's hazard rule)",
           it->getName().getStringRef());
       return failure();
@@ -162,8 +170,8 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
              "split";
     return failure();
   }
-  AllReduceOp allreduce = findXGradAllReduce(op, whyNot);
-  if (!allreduce || failed(checkOpsBetween(op, allreduce, whyNot)))
+  Operation *reduction = findXGradReduction(op, whyNot);
+  if (!reduction || failed(checkOpsBetween(op, reduction, whyNot)))
     return failure();
 
   RankedTensorType x = op.getX().getType(), y = op.getY().getType(),
@@ -190,15 +198,16 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
     CostModel model(options.costModel);
     std::optional<double> flops =
         CostModel::matmulFlops(x, op.getYGrad().getType(), /*transposeX=*/true);
-    std::optional<double> commTime = model.collectiveTime(allreduce);
+    std::optional<double> commTime = model.collectiveTime(reduction);
     if (flops && commTime && *commTime > 0.0) {
       double computeTime =
           model.matmulTime(*flops, /*transposeX=*/true, /*transposeY=*/false);
       if (computeTime < options.minOverlapRatio * *commTime) {
         whyNot = llvm::formatv(
             "the dY matmul (~{0:f3} us) would hide less than {1} of the "
-            "allreduce (~{2:f3} us)",
-            computeTime * 1e6, options.minOverlapRatio, *commTime * 1e6);
+            "{2} (~{3:f3} us)",
+            computeTime * 1e6, options.minOverlapRatio,
+            reduction->getName().getStringRef(), *commTime * 1e6);
         return failure();
       }
     }
@@ -208,7 +217,7 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
 
 void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   std::string unused;
-  AllReduceOp allreduce = findXGradAllReduce(op, unused);
+  Operation *reduction = findXGradReduction(op, unused);
   MLIRContext *ctx = op.getContext();
   Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
 
@@ -218,14 +227,17 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   auto dx = MatmulOp::create(rewriter, loc, op.getXGrad().getType(),
                              op.getOutGrad(), op.getY(),
                              /*transpose_x=*/false, /*transpose_y=*/true);
-  // The allreduce comes right after dX and before dY, so that it overlaps
-  // with the dY matmul on the model-parallel stream.
-  auto reduced = AllReduceOp::create(
-      rewriter, rewriteLoc(allreduce.getLoc(), kRewriteTag),
-      allreduce.getResult().getType(), dx.getResult(), allreduce.getMesh(),
-      allreduce.getAxes(), allreduce.getKind(),
-      StreamKindAttr::get(ctx, StreamKind::ModelParallel));
-  reduced->setDiscardableAttrs(allreduce->getDiscardableAttrDictionary());
+  // The reduction comes right after dX and before dY, so that it overlaps
+  // with the dY matmul on the model-parallel stream. A clone keeps its kind,
+  // result type and attributes.
+  Operation *reduced = rewriter.clone(*reduction);
+  reduced->setOperand(0, dx.getResult());
+  reduced->setLoc(rewriteLoc(reduction->getLoc(), kRewriteTag));
+  auto stream = StreamKindAttr::get(ctx, StreamKind::ModelParallel);
+  if (auto allreduce = dyn_cast<AllReduceOp>(reduced))
+    allreduce.setStreamAttr(stream);
+  else
+    cast<ReduceScatterOp>(reduced).setStreamAttr(stream);
   // dY = X^T * dOut, with the leading dims of X and dOut folded.
   Value x = op.getX(), dout = op.getOutGrad();
   if (op.getX().getType().getRank() > 2) {
@@ -238,7 +250,7 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
   auto dy = MatmulOp::create(rewriter, loc, op.getYGrad().getType(), x, dout,
                              /*transpose_x=*/true, /*transpose_y=*/false);
 
-  rewriter.replaceOp(allreduce, reduced.getResult());
+  rewriter.replaceOp(reduction, reduced->getResults());
   rewriter.replaceOp(op, {dx.getResult(), dy.getResult()});
 }
 
@@ -280,7 +292,7 @@ struct DistMatmulGradOverlapPass
       return signalPassFailure();
     options.costModel = *costModel;
 
-    // Collect first: splitting erases the later allreduce, which a walk
+    // Collect first: splitting erases the later reduction, which a walk
     // that is still to visit it must not see.
     SmallVector<MatmulGradOp> candidates;
     func->walk([&](MatmulGradOp op) { candidates.push_back(op); });

@@ -28,7 +28,9 @@ void mlir::dist::buildDistAutoParallelPipeline(
     OpPassManager &pm, const DistAutoParallelOptions &options) {
   // Completion first: what the input leaves out is inferred (and checked)
   // before anything relies on it.
-  pm.addPass(createDistComplete(withCostModel<DistCompleteOptions>(options)));
+  auto complete = withCostModel<DistCompleteOptions>(options);
+  complete.remarks = options.remarks;
+  pm.addPass(createDistComplete(complete));
   // The reshards completion inserted, and those the input has, become
   // collectives before any rewrite looks at collectives.
   auto reshard = withCostModel<DistLowerReshardOptions>(options);

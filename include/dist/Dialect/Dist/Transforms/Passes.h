@@ -67,7 +67,8 @@ struct DistAutoParallelOptions
     : public PassPipelineOptions<DistAutoParallelOptions> {
   PassOptions::Option<bool> remarks{
       *this, "remarks",
-      llvm::cl::desc("Emit remarks for rewrites that were skipped, saying why"),
+      llvm::cl::desc("Emit remarks: the reshards completion places and the "
+                     "rewrites that were skipped, saying why"),
       llvm::cl::init(false)};
   PassOptions::Option<double> minOverlapRatio{
       *this, "min-overlap-ratio",

@@ -51,14 +51,16 @@ def DistMatmulGradOverlap
 
     The allreduce comes right after the dX matmul and before the dY matmul,
     and is marked for the model-parallel stream (`stream = mp`) so that it
-    overlaps with the dY matmul. Other ops keep their order; every new value
+    overlaps with the dY matmul. A `dist.reduce_scatter` that sums x_grad
+    (sequence parallelism's reduction of a row-parallel dX onto sequence
+    shards) is moved the same way. Other ops keep their order; every new value
     keeps the distribution encoding of the value it replaces; new ops get a
     `FusedLoc` tagged `dist-matmul-grad-overlap`.
 
     A matmul_grad is left alone (with a remark under `remarks=true`) when:
     a transpose flag is set; its x_grad is not reduced by exactly one
-    `dist.allreduce` with `reduce = sum` in the same block; x_grad is also
-    read before that allreduce (those reads keep seeing the unreduced value);
+    `dist.allreduce` or `dist.reduce_scatter` with `reduce = sum` in the
+    same block; x_grad is also read before that collective (those reads keep seeing the unreduced value);
     `y` is not 2-D; the leading dims of `x` and `out_grad` differ; a folded
     dim other than the outermost is split over the mesh; an op between the
     matmul_grad and the allreduce reads the result of an op that reads y_grad
@@ -274,6 +276,10 @@ def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
     Option<"replicateUnknownOps", "replicate-unknown-ops", "bool", "false",
            "Complete the partial operands of ops without a distribution "
            "rule instead of failing">,
+    Option<"remarks", "remarks", "bool", "true",
+           "Emit a remark per reshard placed, naming both sides of the "
+           "conflict (--dist-auto-parallel passes its own remarks option, "
+           "off by default)">,
   ] # CostModelOptions;
   let statistics = [
     Statistic<"numCompleted", "num-completed",
