@@ -55,6 +55,11 @@ PARAM_DIMS = {
     "w2": "fh",
 }
 LAYOUTS = ("serial", "dp", "tp", "tp-sp", "dp-tp", "dp-tp-sp")
+# GPT's dropouts (id, fixed seed): on the attention probabilities and on
+# each branch before its residual add. Fixed seeds make a step repeatable;
+# the mask of each element depends only on the seed and the element's global
+# index, so every layout draws the serial program's masks.
+DROPOUTS = {"attn_drop": 11, "attn_out_drop": 12, "mlp_out_drop": 13}
 EPS = 1e-5
 LR = 0.1
 GELU_K = math.sqrt(2.0 / math.pi)
@@ -72,10 +77,14 @@ class Layout:
     attention's sequences (queries and keys), h hidden, c hidden split as
     heads (n heads of d), f FFN."""
 
-    def __init__(self, name, mesh, sizes):
+    def __init__(self, name, mesh, sizes, dropout=0.1, amp=False):
         if name not in LAYOUTS:
             raise ValueError(f"unknown layout {name!r}; expected one of {LAYOUTS}")
         self.name = name
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout probability {dropout} is not in [0, 1)")
+        self.dropout = dropout
+        self.amp = amp
         parts = name.split("-")
         axes = [p for p in parts if p in ("dp", "tp")]
         if name == "serial":
@@ -250,6 +259,20 @@ class Body:
         self.encoded.add(r)
         return r
 
+    def dropout(self, v, id, backward=False):
+        """`v` through GPT's dropout `id` (its backward: the same mask, as the
+        forward's recomputed twin); `v` itself without dropout."""
+        if not self.L.dropout:
+            return v
+        r = self.fresh("drop")
+        role = "recompute_of" if backward else "id"
+        self.emit(
+            f"{r} = dist.dropout {v} prob = {fmt(self.L.dropout)} "
+            f'{{fix_seed = {DROPOUTS[id]} : i32, {role} = "{id}"}} '
+            f": {self.ty(v)} -> {self.L.ty(self.dims[v])}"
+        )
+        return self.value(r, self.dims[v])
+
     def reshard(self, v, dims):
         r = self.fresh("gathered")
         self.emit(f"{r} = dist.reshard {v} : {self.ty(v)} -> {self.L.ty(dims)}")
@@ -386,6 +409,10 @@ def build(layout):
     for name, dims, _ in args:
         B.value(name, dims)
         B.encoded.add(name)
+    if L.amp:
+        # AMP: the backward starts from the loss times the loss scale;
+        # --dist-amp-check-finite unscales the gradients and checks them.
+        args.append(("%loss_scale", None, " {dist.loss_scale}"))
     P = {p: f"%{p}" for p in PARAMS}
 
     B.comment("---- forward: attention ----")
@@ -401,11 +428,13 @@ def build(layout):
     raw = B.matmul(qh, kh, "bnst", transpose_y=True, stem="qk")
     scores = B.causal_scale(raw, 1.0 / math.sqrt(L.g["d"]))
     probs = B.softmax(scores)
-    ctx = B.matmul(probs, vh, "bnsd", stem="ctx")
+    probs_d = B.dropout(probs, "attn_drop")
+    ctx = B.matmul(probs_d, vh, "bnsd", stem="ctx")
     ctx2 = B.merge_heads(ctx)
     attn = B.matmul(ctx2, P["wo"], "bsh", stem="attn")
     if L.sp:
         attn = B.reshard(attn, act)
+    attn = B.dropout(attn, "attn_out_drop")
     x1 = B.ew(act, ["%x", attn], ["%r = arith.addf %a0, %a1 : f32"], "x1")
 
     B.comment("---- forward: MLP ----")
@@ -435,6 +464,7 @@ def build(layout):
     mlp = B.matmul(gl, P["w2"], "bsh", stem="fc2")
     if L.sp:
         mlp = B.reshard(mlp, act)
+    mlp = B.dropout(mlp, "mlp_out_drop")
     y = B.ew(act, [x1, mlp], ["%r = arith.addf %a0, %a1 : f32"], "y")
 
     B.comment("---- loss: 0.5 * mean((y - target)^2) ----")
@@ -446,8 +476,17 @@ def build(layout):
 
     B.comment("---- backward: MLP ----")
     invn = B.const(1.0 / count)
+    if L.amp:
+        zero = B.fresh("c")
+        B.emit(f"{zero} = arith.constant 0 : index")
+        scale = B.fresh("loss_scale")
+        B.emit(f"{scale} = tensor.extract %loss_scale[{zero}] : tensor<1xf32>")
+        scaled = B.fresh("c")
+        B.emit(f"{scaled} = arith.mulf {invn}, {scale} : f32")
+        invn = scaled
     dy = B.ew(act, [diff], [f"%r = arith.mulf %a0, {invn} : f32"], "dy")
-    dmlp = B.reshard(dy, "bsh") if L.sp else dy
+    dmlp = B.dropout(dy, "mlp_out_drop", backward=True)
+    dmlp = B.reshard(dmlp, "bsh") if L.sp else dmlp
     dgl, dw2 = B.matmul_grad(gl, P["w2"], dmlp, stem="fc2")
     three_c3 = B.const(3 * 0.044715)
     du = B.ew(
@@ -482,10 +521,12 @@ def build(layout):
     dx1 = B.ew(act, [dy, dx1_ln], ["%r = arith.addf %a0, %a1 : f32"], "dx1")
 
     B.comment("---- backward: attention ----")
-    dattn = B.reshard(dx1, "bsh") if L.sp else dx1
+    dattn = B.dropout(dx1, "attn_out_drop", backward=True)
+    dattn = B.reshard(dattn, "bsh") if L.sp else dattn
     dctx2, dwo = B.matmul_grad(ctx2, P["wo"], dattn, stem="attn")
     dctx = B.split_heads(dctx2)
-    dprobs, dvh = B.matmul_grad(probs, vh, dctx, stem="ctx")
+    dprobs, dvh = B.matmul_grad(probs_d, vh, dctx, stem="ctx")
+    dprobs = B.dropout(dprobs, "attn_drop", backward=True)
     pd = B.ew("bnst", [probs, dprobs], ["%r = arith.mulf %a0, %a1 : f32"], "pd")
     rs = B.reduce_sum("bns", pd, "pdsum")
     scale = B.const(1.0 / math.sqrt(L.g["d"]))
@@ -553,14 +594,17 @@ def build(layout):
 
     mesh = ", ".join(map(str, L.mesh))
     names = ", ".join(f'"{n}"' for n in L.names)
-    sig_args = ",\n    ".join(f"{n}: {L.ty(d, True)}{m}" for n, d, m in args)
+    sig_args = ",\n    ".join(
+        f"{n}: {L.ty(d, True) if d is not None else 'tensor<1xf32>'}{m}" for n, d, m in args
+    )
     sig_res = ",\n    ".join(f"{L.ty(d, True)}{m}" for _, d, m in results)
     g = L.g
     head = (
         f"// One training step of a pre-LayerNorm GPT layer: layout {L.name} on mesh "
         f"[{mesh}].\n"
         f"// Generated by examples/gpt_layer.py --layout {L.name} --mesh {','.join(map(str, L.mesh))} "
-        f"--batch {g['b']} --seq {g['s']} --hidden {g['h']} --heads {g['n']} --ffn {g['f']}\n"
+        f"--batch {g['b']} --seq {g['s']} --hidden {g['h']} --heads {g['n']} --ffn {g['f']} "
+        f"--dropout {L.dropout:g}{' --amp' if L.amp else ''}\n"
         f"#mesh = #dist.mesh<shape = [{mesh}], names = [{names}]>\n\n"
     )
     return (
@@ -581,6 +625,8 @@ def parse_args(argv=None):
     p.add_argument("--hidden", type=int, default=16)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--ffn", type=int, default=32)
+    p.add_argument("--dropout", type=float, default=0.1, help="GPT's dropout probability (0: none)")
+    p.add_argument("--amp", action="store_true", help="take a loss scale (AMP loss scaling)")
     p.add_argument("-o", "--output", default="-")
     return p.parse_args(argv)
 
@@ -588,7 +634,7 @@ def parse_args(argv=None):
 def layout_of(args):
     mesh = [int(x) for x in args.mesh.split(",")] if args.mesh else None
     sizes = dict(b=args.batch, s=args.seq, h=args.hidden, n=args.heads, f=args.ffn)
-    return Layout(args.layout, mesh, sizes)
+    return Layout(args.layout, mesh, sizes, args.dropout, args.amp)
 
 
 def main(argv=None):

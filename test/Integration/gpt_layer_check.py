@@ -15,6 +15,9 @@ result's largest magnitude.
 `reference` is the layer written directly in numpy, in float64, from the
 formulas (not from the program): LayerNorm, causal multi-head attention,
 GeLU (tanh form), the mean squared error and their hand-derived gradients.
+Its dropout masks are dist.dropout's documented ones (`dropout_scale`): an
+element is kept when a counter-based hash (splitmix64) of its global index
+and the seed falls at or above the probability.
 """
 import argparse
 import math
@@ -31,6 +34,31 @@ import gpt_layer  # noqa: E402
 
 TOLERANCE = 1e-4
 SIZES = dict(b=4, s=8, h=16, n=4, f=32)
+DROPOUT = 0.1
+
+
+def splitmix64(z):
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic)."""
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def dropout_scale(shape, seed, prob):
+    """What dist.dropout multiplies each element of a tensor of global
+    `shape` by: 0 where dropped, 1 / (1 - prob) (in f32) where kept. The
+    element at row-major global index i is kept when the top 24 bits of
+    splitmix64(splitmix64(i) ^ (seed << 32)), as a fraction of 2^24, are at
+    least prob (in f32)."""
+    with np.errstate(over="ignore"):
+        index = np.arange(int(np.prod(shape)), dtype=np.uint64)
+        key = splitmix64(index) ^ (np.uint64(seed) << np.uint64(32))
+        bits = splitmix64(key) >> np.uint64(40)
+    u = bits.astype(np.float32) * np.float32(1.0 / 16777216.0)
+    p32 = np.float32(prob)
+    scale = np.float32(1.0 / (1.0 - float(p32)))
+    return np.where(u >= p32, np.float64(scale), 0.0).reshape(shape)
 
 
 def inputs(sizes, seed=0):
@@ -61,7 +89,7 @@ def inputs(sizes, seed=0):
     return out
 
 
-def reference(v, heads, eps=gpt_layer.EPS, lr=gpt_layer.LR):
+def reference(v, heads, dropout, eps=gpt_layer.EPS, lr=gpt_layer.LR):
     """loss, dx, the gradients and the updated parameters, in float64."""
     p = {k: a.astype(np.float64) for k, a in v.items()}
     x, t = p["x"], p["target"]
@@ -93,6 +121,15 @@ def reference(v, heads, eps=gpt_layer.EPS, lr=gpt_layer.LR):
 
     k_gelu = math.sqrt(2 / math.pi)
 
+    def drop(shape, id):
+        if not dropout:
+            return np.ones(shape)
+        return dropout_scale(shape, gpt_layer.DROPOUTS[id], dropout)
+
+    m_probs = drop((b, heads, s, s), "attn_drop")
+    m_attn = drop((b, s, h), "attn_out_drop")
+    m_mlp = drop((b, s, h), "mlp_out_drop")
+
     # forward
     a, c1 = ln_fwd(x, p["ln1_g"], p["ln1_b"])
     q, k, vv = heads_of(a @ p["wq"]), heads_of(a @ p["wk"]), heads_of(a @ p["wv"])
@@ -102,31 +139,34 @@ def reference(v, heads, eps=gpt_layer.EPS, lr=gpt_layer.LR):
     sc = np.where(causal, sc, -np.inf)
     e = np.exp(sc - sc.max(-1, keepdims=True))
     P = e / e.sum(-1, keepdims=True)
-    ctx = merge(P @ vv)
-    x1 = x + ctx @ p["wo"]
+    Pd = P * m_probs
+    ctx = merge(Pd @ vv)
+    x1 = x + (ctx @ p["wo"]) * m_attn
     m, c2 = ln_fwd(x1, p["ln2_g"], p["ln2_b"])
     u = m @ p["w1"]
     inner = k_gelu * (u + 0.044715 * u**3)
     gl = 0.5 * u * (1 + np.tanh(inner))
-    y = x1 + gl @ p["w2"]
+    y = x1 + (gl @ p["w2"]) * m_mlp
     n = y.size
     loss = 0.5 * ((y - t) ** 2).sum() / n
 
     # backward
     g = {}
     dy = (y - t) / n
-    g["w2"] = gl.reshape(-1, gl.shape[-1]).T @ dy.reshape(-1, h)
-    dgl = dy @ p["w2"].T
+    dmlp = dy * m_mlp
+    g["w2"] = gl.reshape(-1, gl.shape[-1]).T @ dmlp.reshape(-1, h)
+    dgl = dmlp @ p["w2"].T
     th = np.tanh(inner)
     du = dgl * (0.5 * (1 + th) + 0.5 * u * (1 - th**2) * k_gelu * (1 + 3 * 0.044715 * u**2))
     g["w1"] = m.reshape(-1, h).T @ du.reshape(-1, du.shape[-1])
     dm = du @ p["w1"].T
     dx1_ln, g["ln2_g"], g["ln2_b"] = ln_bwd(dm, c2)
     dx1 = dy + dx1_ln
-    g["wo"] = ctx.reshape(-1, h).T @ dx1.reshape(-1, h)
-    dctx = heads_of(dx1 @ p["wo"].T)
-    dP = dctx @ vv.transpose(0, 1, 3, 2)
-    dv = P.transpose(0, 1, 3, 2) @ dctx
+    dattn = dx1 * m_attn
+    g["wo"] = ctx.reshape(-1, h).T @ dattn.reshape(-1, h)
+    dctx = heads_of(dattn @ p["wo"].T)
+    dP = (dctx @ vv.transpose(0, 1, 3, 2)) * m_probs
+    dv = Pd.transpose(0, 1, 3, 2) @ dctx
     dsc = P * (dP - (dP * P).sum(-1, keepdims=True)) * scale
     dq = dsc @ k
     dk = dsc.transpose(0, 1, 3, 2) @ q
@@ -240,7 +280,7 @@ def names():
 def check(spec, print_program=False):
     layout_name, _, mesh_text = spec.partition(":")
     mesh = [int(x) for x in mesh_text.split(",")] if mesh_text else None
-    L = gpt_layer.Layout(layout_name, mesh, SIZES)
+    L = gpt_layer.Layout(layout_name, mesh, SIZES, DROPOUT)
     values = inputs(SIZES)
     text = gpt_layer.build(L) + harness(L, values)
     if print_program:
@@ -248,7 +288,7 @@ def check(spec, print_program=False):
         return True
     procs = int(np.prod(L.mesh))
     ranks = dist.run_on_mpi(text, procs, pass_flags="--dist-auto-parallel")
-    expected = reference(values, SIZES["n"])
+    expected = reference(values, SIZES["n"], DROPOUT)
     worst, where = 0.0, ""
     for rank, got in enumerate(ranks):
         if len(got) != len(expected):
