@@ -319,3 +319,31 @@ func.func @sequence_parallel(%x: tensor<2x4x8xf32, #dist.tensor<#mesh, [0, 1, -1
   %r = arith.addf %s, %s : tensor<2x4x8xf32>
   return %r : tensor<2x4x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// An op around which everything known is replicated (unencoded) decides
+// what it leaves open replicated, in program order: the linalg.map's init,
+// so %dy is replicated before the addition with a partial sum can pull it
+// partial (which made it a partial sum completed again for the exp).
+// CHECK-LABEL: func.func @replicated_first
+// CHECK: %[[M:.*]] = linalg.map { arith.negf } ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NEXT: math.exp %[[M]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[P:.*]] = dist.matmul
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[P]] : {{.*}} partial = [0 : sum]>> -> tensor<4x8xf32>
+// CHECK-NEXT: arith.addf %[[M]], %[[R]] : tensor<4x8xf32>
+func.func @replicated_first(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>,
+                            %w: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) attributes {dist.complete} {
+  %y0 = dist.matmul %x, %w : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32>
+  // expected-remark @+1 {{completion: reshard of operand #0}}
+  %y = math.tanh %y0 : tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %dy = linalg.map { arith.negf } ins(%y : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>)
+  %d1 = math.exp %dy : tensor<4x8xf32>
+  %p = dist.matmul %x, %w : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32>
+  // expected-remark @+1 {{completion: reshard of operand #1}}
+  %s = arith.addf %dy, %p : tensor<4x8xf32>
+  return %d1, %s : tensor<4x8xf32>, tensor<4x8xf32>
+}

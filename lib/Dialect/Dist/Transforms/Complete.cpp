@@ -1383,6 +1383,20 @@ bool Completion::guessOperands(Operation *op) {
     }
   auto rule = dyn_cast<DistributionRuleInterface>(op);
   MeshAttr mesh = meshOf(op);
+  // Every tensor the op knows is replicated, left unencoded: what it leaves
+  // open is replicated too, decided now, in program order, so that a later
+  // op cannot pull it elsewhere (a replicated gradient made partial for one
+  // use, and then completed for every other).
+  auto knownTensor = [&](Value v) { return isTensor(v) && !isUndecided(v); };
+  if (rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&
+      llvm::none_of(op->getResults(), distOf) &&
+      (llvm::any_of(op->getOperands(), knownTensor) ||
+       llvm::any_of(op->getResults(), knownTensor))) {
+    for (OpOperand *use : open)
+      if (isUndecided(use->get()))
+        decide(use->get(), use->get().getType(), nullptr);
+    return true;
+  }
   if (!rule || !mesh)
     return false;
   std::string ignored;
