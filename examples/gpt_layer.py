@@ -98,6 +98,9 @@ class Layout:
         self.names = axes or ["x"]
         self.g = dict(sizes)  # global sizes by letter
         b, s, h, n, f = (sizes[k] for k in "bshnf")
+        for name, size in zip(("batch", "seq", "hidden", "heads", "ffn"), (b, s, h, n, f)):
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
         if h % n:
             raise ValueError(f"hidden {h} does not divide into {n} heads")
         self.g.update(r=s, t=s, c=h, d=h // n)
@@ -616,6 +619,74 @@ def build(layout):
     )
 
 
+def megatron(L):
+    """Megatron's closed form per process and layer, in bytes by kind:
+    tensor parallelism allreduces the b x s x h activations twice forward and
+    twice backward; sequence parallelism moves the same bytes as all-gather
+    and reduce-scatter pairs; data parallelism allreduces the gradients."""
+    act = L.size("b") * L.g["s"] * L.g["h"] * 4
+    form = {}
+    if L.tp is not None and L.sp:
+        form["dist.all_gather"] = (4, 4 * act)
+        form["dist.reduce_scatter"] = (4, 4 * act)
+    elif L.tp is not None:
+        form["dist.allreduce"] = (4, 4 * act)
+    if L.dp is not None:
+        grads = sum(4 * math.prod(L.size(x) for x in PARAM_DIMS[p]) for p in PARAMS)
+        count, total = form.get("dist.allreduce", (0, 0))
+        form["dist.allreduce"] = (count + len(PARAMS), total + grads)
+    return form
+
+
+def report(args):
+    """For each LAYOUT:MESH of `args.report`, what the pipeline makes of the
+    layer: its collectives against Megatron's closed form, its memory and the
+    estimated step (--dist-overlap-report)."""
+    import dist
+
+    mib = 1024.0 * 1024.0
+
+    def kinds(table):
+        if not table:
+            return "none"
+        return ", ".join(
+            f"{c} x {k.removeprefix('dist.')} {b / mib:.1f} MiB"
+            for k, (c, b) in sorted(table.items())
+        )
+
+    g = dict(b=args.batch, s=args.seq, h=args.hidden, n=args.heads, f=args.ffn)
+    print(
+        f"One GPT layer per process and step: batch {g['b']}, sequence {g['s']}, hidden "
+        f"{g['h']}, {g['n']} heads, FFN {g['f']}, f32; estimates at {args.peak_tflops:g} TFLOP/s, "
+        f"{args.link_latency_us:g} us + {args.link_bandwidth_gbps:g} GB/s per collective."
+    )
+    for spec in args.report:
+        name, _, mesh = spec.partition(":")
+        L = Layout(name, [int(x) for x in mesh.split(",")] if mesh else None, g, args.dropout)
+        module = dist.Module.parse(build(L))
+        module.run("dist-auto-parallel")
+        (f,) = dist.overlap_report(
+            module,
+            peak_tflops=args.peak_tflops,
+            link_latency_us=args.link_latency_us,
+            link_bandwidth_gbps=args.link_bandwidth_gbps,
+        )["functions"]
+        ours = {k: (v["count"], v["bytes"]) for k, v in f["collectives"].items()}
+        hidden = 1 - f["exposed_comm_us"] / f["comm_us"] if f["comm_us"] else 0
+        print(f"\n{name} on [{', '.join(map(str, L.mesh))}]:")
+        print(f"  dist:      {kinds(ours)}")
+        print(f"  Megatron:  {kinds(megatron(L))} (activations and gradients)")
+        print(
+            f"  memory:    peak live tensors {f['peak_live_bytes'] / mib:.1f} MiB, "
+            f"arguments {f['argument_bytes'] / mib:.1f} MiB"
+        )
+        print(
+            f"  estimate:  compute {f['compute_us']:.0f} us, communication {f['comm_us']:.0f} us "
+            f"({100 * hidden:.0f}% hidden), step {f['makespan_us']:.0f} us"
+        )
+    return 0
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--layout", default="dp-tp", choices=LAYOUTS)
@@ -628,6 +699,16 @@ def parse_args(argv=None):
     p.add_argument("--dropout", type=float, default=0.1, help="GPT's dropout probability (0: none)")
     p.add_argument("--amp", action="store_true", help="take a loss scale (AMP loss scaling)")
     p.add_argument("-o", "--output", default="-")
+    p.add_argument(
+        "--report",
+        nargs="+",
+        metavar="LAYOUT:MESH",
+        help="instead of the program, what --dist-auto-parallel makes of each layout "
+        "(e.g. tp:8 dp-tp-sp:2,4): collectives against Megatron's, memory, the estimate",
+    )
+    p.add_argument("--peak-tflops", type=float, default=100.0)
+    p.add_argument("--link-latency-us", type=float, default=10.0)
+    p.add_argument("--link-bandwidth-gbps", type=float, default=100.0)
     return p.parse_args(argv)
 
 
@@ -640,6 +721,8 @@ def layout_of(args):
 def main(argv=None):
     args = parse_args(argv)
     try:
+        if args.report:
+            return report(args)
         text = build(layout_of(args))
     except ValueError as e:
         print(f"gpt_layer.py: error: {e}", file=sys.stderr)

@@ -59,7 +59,9 @@ class PassManager:
 
 def overlap_report(module, **options):
     """The --dist-overlap-report of `module` as data: {"functions": [{"name",
-    "compute_us", "comm_us", "exposed_comm_us", "makespan_us"}, ...]}.
+    "compute_us", "comm_us", "exposed_comm_us", "makespan_us", "collectives"
+    ({op name: {"count", "bytes"}}, per process), "peak_live_bytes",
+    "argument_bytes"}, ...]}.
     `options` are the pass's (peak_tflops=..., link_latency_us=...,
     link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
     The module is not changed."""
