@@ -619,6 +619,26 @@ def build(layout):
     )
 
 
+def sizes_of(args):
+    """The global sizes by letter from the command line's options."""
+    return dict(b=args.batch, s=args.seq, h=args.hidden, n=args.heads, f=args.ffn)
+
+
+def sizes_text(g):
+    return f"batch {g['b']}, sequence {g['s']}, hidden {g['h']}, {g['n']} heads, FFN {g['f']}, f32"
+
+
+def layout_spec(spec, sizes, dropout=0.1):
+    """The Layout of `spec`, LAYOUT:MESH (tp-sp:4, dp-tp:2,4) or LAYOUT, for
+    global `sizes` (b, s, h, n, f)."""
+    name, _, mesh = spec.partition(":")
+    try:
+        shape = [int(x) for x in mesh.split(",")] if mesh else None
+    except ValueError:
+        raise ValueError(f"{spec}: the mesh is sizes separated by commas, e.g. 2,4") from None
+    return Layout(name, shape, sizes, dropout)
+
+
 def megatron(L):
     """Megatron's closed form per process and layer, in bytes by kind:
     tensor parallelism allreduces the b x s x h activations twice forward and
@@ -654,15 +674,15 @@ def report(args):
             for k, (c, b) in sorted(table.items())
         )
 
-    g = dict(b=args.batch, s=args.seq, h=args.hidden, n=args.heads, f=args.ffn)
+    g = sizes_of(args)
     print(
-        f"One GPT layer per process and step: batch {g['b']}, sequence {g['s']}, hidden "
-        f"{g['h']}, {g['n']} heads, FFN {g['f']}, f32; estimates at {args.peak_tflops:g} TFLOP/s, "
-        f"{args.link_latency_us:g} us + {args.link_bandwidth_gbps:g} GB/s per collective."
+        f"One GPT layer per process and step: {sizes_text(g)}; estimates at "
+        f"{args.peak_tflops:g} TFLOP/s, {args.link_latency_us:g} us + "
+        f"{args.link_bandwidth_gbps:g} GB/s per collective."
     )
     for spec in args.report:
-        name, _, mesh = spec.partition(":")
-        L = Layout(name, [int(x) for x in mesh.split(",")] if mesh else None, g, args.dropout)
+        L = layout_spec(spec, g, args.dropout)
+        name = L.name
         module = dist.Module.parse(build(L))
         module.run("dist-auto-parallel")
         (f,) = dist.overlap_report(
@@ -714,8 +734,7 @@ def parse_args(argv=None):
 
 def layout_of(args):
     mesh = [int(x) for x in args.mesh.split(",")] if args.mesh else None
-    sizes = dict(b=args.batch, s=args.seq, h=args.hidden, n=args.heads, f=args.ffn)
-    return Layout(args.layout, mesh, sizes, args.dropout, args.amp)
+    return Layout(args.layout, mesh, sizes_of(args), args.dropout, args.amp)
 
 
 def main(argv=None):

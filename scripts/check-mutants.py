@@ -23,6 +23,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # pytest files under test/python), what the mutant means.
 MUTANTS = [
     (
+        "complete-no-replicated-first",
+        "lib/Dialect/Dist/Transforms/Complete.cpp",
+        "  if (rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
+        "  if (false && rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
+        ["Dialect/Dist/complete.mlir", "Examples/gpt-layer.test"],
+        "completion lets a later op pull a replicated value partial",
+    ),
+    (
+        "overlap-ignores-reduce-scatter",
+        "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
+        "    if (!isa<AllReduceOp, ReduceScatterOp>(user))",
+        "    if (!isa<AllReduceOp>(user))",
+        ["Transforms/dist-matmul-grad-overlap.mlir", "Examples/gpt-layer.test"],
+        "the overlap leaves sequence parallelism's reduce-scatter behind the dW matmul",
+    ),
+    (
         "coords-column-major",
         "lib/Dialect/Dist/Utils/MeshIndexing.cpp",
         """  auto delinearize = affine::AffineDelinearizeIndexOp::create(

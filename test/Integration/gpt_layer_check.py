@@ -89,9 +89,26 @@ def inputs(sizes, seed=0):
     return out
 
 
-def reference(v, heads, dropout, eps=gpt_layer.EPS, lr=gpt_layer.LR):
-    """loss, dx, the gradients and the updated parameters, in float64."""
-    p = {k: a.astype(np.float64) for k, a in v.items()}
+def dropout_masks(b, s, h, heads, dropout):
+    """The scales of the attention-probability, attention-output and MLP
+    output dropouts."""
+
+    def drop(shape, id):
+        if not dropout:
+            return np.ones(shape)
+        return dropout_scale(shape, gpt_layer.DROPOUTS[id], dropout)
+
+    return (
+        drop((b, heads, s, s), "attn_drop"),
+        drop((b, s, h), "attn_out_drop"),
+        drop((b, s, h), "mlp_out_drop"),
+    )
+
+
+def reference(v, heads, dropout, eps=gpt_layer.EPS, lr=gpt_layer.LR, dtype=np.float64, masks=None):
+    """loss, dx, the gradients and the updated parameters, in `dtype`.
+    `masks` are the dropout scales (`dropout_masks`), made here if None."""
+    p = {k: a.astype(dtype) for k, a in v.items()}
     x, t = p["x"], p["target"]
     b, s, h = x.shape
     d = h // heads
@@ -121,14 +138,9 @@ def reference(v, heads, dropout, eps=gpt_layer.EPS, lr=gpt_layer.LR):
 
     k_gelu = math.sqrt(2 / math.pi)
 
-    def drop(shape, id):
-        if not dropout:
-            return np.ones(shape)
-        return dropout_scale(shape, gpt_layer.DROPOUTS[id], dropout)
-
-    m_probs = drop((b, heads, s, s), "attn_drop")
-    m_attn = drop((b, s, h), "attn_out_drop")
-    m_mlp = drop((b, s, h), "mlp_out_drop")
+    if masks is None:
+        masks = dropout_masks(b, s, h, heads, dropout)
+    m_probs, m_attn, m_mlp = (m.astype(dtype) for m in masks)
 
     # forward
     a, c1 = ln_fwd(x, p["ln1_g"], p["ln1_b"])
@@ -278,9 +290,8 @@ def names():
 
 
 def check(spec, print_program=False):
-    layout_name, _, mesh_text = spec.partition(":")
-    mesh = [int(x) for x in mesh_text.split(",")] if mesh_text else None
-    L = gpt_layer.Layout(layout_name, mesh, SIZES, DROPOUT)
+    L = gpt_layer.layout_spec(spec, SIZES, DROPOUT)
+    layout_name = L.name
     values = inputs(SIZES)
     text = gpt_layer.build(L) + harness(L, values)
     if print_program:
