@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """One training step of a pre-LayerNorm GPT layer, as a dist program.
 
-  gpt_layer.py [--layout L] [--batch B] [--seq S] [--hidden H] [--heads N]
-               [--ffn F] [-o FILE]
+  PYTHONPATH=build/python_packages python3 examples/gpt_layer.py
+      [--layout L] [--mesh SHAPE] [--batch B] [--seq S] [--hidden H]
+      [--heads N] [--ffn F] [--dropout P] [--amp] [-o FILE]
+      [--report LAYOUT:MESH ...]
 
-prints `@train_step`: LayerNorm, the Q, K and V projections, causal
+builds with dist's program builder (`dist.builder.FunctionBuilder`, its
+`generic` for everything that is not a dist op) and prints `@train_step`:
+LayerNorm, the Q, K and V projections, causal
 multi-head self-attention (batched matmuls, scale, causal mask, softmax),
 the output projection, a residual, LayerNorm, an MLP with GeLU (tanh form),
 a residual, the loss 0.5 * mean((y - target)^2), the whole backward pass
@@ -136,173 +140,177 @@ class Layout:
         return f"tensor<{shape}f32{enc}>"
 
 
-class Body:
-    """The lines of @train_step: every helper returns the SSA name of its
-    result; `dims` remembers each value's letters."""
+class Step:
+    """@train_step under construction with dist's builder: every helper
+    returns the value it made; `dims` remembers each value's letters."""
 
-    def __init__(self, layout):
+    def __init__(self, layout, module):
+        import dist
+        from dist.builder import FunctionBuilder
+
+        self.dist = dist
         self.L = layout
-        self.lines = []
+        self.module = module
+        self.ctx = module.context
+        self.mesh = dist.Mesh(layout.mesh, names=layout.names, context=self.ctx)
+        self.f32 = dist.Type.parse("f32", self.ctx)
+        self.index = dist.Type.parse("index", self.ctx)
         self.dims = {}
-        # The arguments: their types carry encodings.
-        self.encoded = set()
-        self.n = 0
+        self.FunctionBuilder = FunctionBuilder
 
-    def fresh(self, stem):
-        self.n += 1
-        return f"%{stem}{self.n}"
+    def type(self, dims, encoded=False):
+        """The local tensor type of `dims`, with its encoding or undecided."""
+        enc = None
+        if encoded:
+            axes = [self.L.axis(x) for x in dims]
+            enc = self.dist.TensorDist(self.mesh, [a if a is not None else -1 for a in axes])
+        shape = [self.L.size(x) for x in dims]
+        return self.dist.TensorType(shape, "f32", enc, context=self.ctx)
 
-    def emit(self, line):
-        self.lines.append("  " + line)
+    def attr(self, text):
+        return self.dist.Attribute.parse(text, self.ctx)
 
-    def comment(self, text):
-        self.lines.append("")
-        self.lines.append("  // " + text)
+    def begin(self, args):
+        """Starts the function; `args` are (dims or a type, markers)."""
+        types = []
+        for dims, markers in args:
+            t = dims if not isinstance(dims, str) else self.type(dims, encoded=True)
+            types.append((t, markers) if markers else t)
+        self.f = self.FunctionBuilder(
+            self.module, "train_step", types, markers={"dist.complete": True}
+        )
+        return self.f.arguments
 
-    def value(self, name, dims):
-        self.dims[name] = dims
-        return name
+    def value(self, v, dims):
+        self.dims[id(v)] = dims
+        return v
 
-    def ty(self, v):
-        return self.L.ty(self.dims[v], v in self.encoded)
+    def dims_of(self, v):
+        return self.dims[id(v)]
+
+    # -- scalars (in bodies) -------------------------------------------------
 
     def const(self, x):
-        c = self.fresh("c")
-        self.emit(f"{c} = arith.constant {fmt(x)} : f32")
-        return c
+        return self.f.op("arith.constant", [], [self.f32], {"value": self.attr(f"{fmt(x)} : f32")})[
+            0
+        ]
 
-    def generic(self, out, inputs, body, stem="t", reduce=None, init=0.0):
+    def a(self, name, *operands):
+        """The f32 `arith.<name>` of `operands`."""
+        return self.f.arith(name, *operands)
+
+    def m(self, name, x):
+        """The f32 `math.<name>` of `x`."""
+        return self.f.op(f"math.{name}", [x], [self.f32])[0]
+
+    # -- tensors -------------------------------------------------------------
+
+    def generic(self, out, inputs, body, reduce=None, init=0.0):
         """A linalg.generic over the loops `out` (the result's letters)
         followed by every other letter of the inputs (reductions).
-        `inputs` are SSA names; `body(args, acc)` gets the block arguments'
-        names (and the accumulator's, for a reduction) and returns (lines,
-        result). `reduce` is the combining op of a reduction ("addf",
-        "maximumf"), `init` the accumulator's start."""
+        `body(*elements)` gets an element of each input and returns the
+        result's element; with `reduce` ("addf", "maximumf") it is combined
+        into an accumulator that starts at `init`."""
         loops = list(out)
         for v in inputs:
-            for x in self.dims[v]:
+            for x in self.dims_of(v):
                 if x not in loops:
                     loops.append(x)
         if reduce is None and len(loops) != len(out):
             raise ValueError(f"loops {loops} but the result has {out}")
+        ds = ", ".join(f"d{i}" for i in range(len(loops)))
 
         def amap(dims):
-            idx = ", ".join(f"d{loops.index(x)}" for x in dims)
-            return f"affine_map<({', '.join(f'd{i}' for i in range(len(loops)))}) -> ({idx})>"
+            return f"({ds}) -> ({', '.join(f'd{loops.index(x)}' for x in dims)})"
 
-        rty = self.L.ty(out)
-        e = self.fresh("e")
-        self.emit(f"{e} = tensor.empty() : {rty}")
+        rty = self.type(out)
+        e = self.f.op("tensor.empty", [], [rty])[0]
         if reduce is not None:
             c = self.const(init)
-            z = self.fresh("z")
-            self.emit(f"{z} = linalg.fill ins({c} : f32) outs({e} : {rty}) -> {rty}")
-            e = z
-        maps = ", ".join(amap(self.dims[v]) for v in inputs) + ", " + amap(out)
-        kinds = ", ".join('"parallel"' if x in out else '"reduction"' for x in loops)
-        r = self.fresh(stem)
-        ins = ", ".join(inputs)
-        tys = ", ".join(self.ty(v) for v in inputs)
-        self.emit(f"{r} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}}")
-        self.emit(f"    ins({ins} : {tys}) outs({e} : {rty}) {{")
-        args = [f"%a{i}" for i in range(len(inputs))]
-        lines, res = body(args, "%acc")
-        self.emit("  ^bb0(" + ", ".join(a + ": f32" for a in args) + ", %acc: f32):")
-        if reduce is not None:
-            lines = lines + [f"%red = arith.{reduce} {res}, %acc : f32"]
-            res = "%red"
-        for line in lines:
-            self.emit("    " + line)
-        self.emit(f"    linalg.yield {res} : f32")
-        self.emit(f"  }} -> {rty}")
-        return self.value(r, out)
+            e = self.f.body(
+                "linalg.fill",
+                [c, e],
+                [rty],
+                {"operandSegmentSizes": self.attr("array<i32: 1, 1>")},
+                [self.f32, self.f32],
+                lambda value, _: self.f.op("linalg.yield", [value]),
+            )[0]
 
-    def ew(self, out, inputs, expr, stem="t"):
-        """Elementwise: `expr` is a list of 'name = op operands' lines over
-        the block arguments %a0.. whose last line defines %r."""
+        def build(*elements):
+            r = body(*elements[:-1])
+            return self.a(reduce, r, elements[-1]) if reduce is not None else r
 
-        def body(args, acc):
-            return expr, "%r"
-
-        return self.generic(out, inputs, body, stem)
-
-    def reduce_sum(self, out, v, stem="sum", square=False):
-        def body(args, acc):
-            if square:
-                return [f"%sq = arith.mulf {args[0]}, {args[0]} : f32"], "%sq"
-            return [], args[0]
-
-        return self.generic(out, [v], body, stem, reduce="addf")
-
-    def matmul(self, x, y, out, transpose_y=False, stem="mm"):
-        r = self.fresh(stem)
-        attr = " transpose_y" if transpose_y else ""
-        self.emit(
-            f"{r} = dist.matmul {x}, {y}{attr} : {self.ty(x)}, {self.ty(y)} -> {self.L.ty(out)}"
+        (r,) = self.f.generic(
+            inputs,
+            [e],
+            [amap(self.dims_of(v)) for v in inputs] + [amap(out)],
+            ["parallel" if x in out else "reduction" for x in loops],
+            build,
         )
         return self.value(r, out)
 
-    def matmul_grad(self, x, y, dout, transpose_y=False, stem="g"):
-        dx, dy = self.fresh("d" + stem + "x"), self.fresh("d" + stem + "w")
-        attr = " transpose_y" if transpose_y else ""
-        self.emit(
-            f"{dx}, {dy} = dist.matmul_grad {x}, {y}, {dout}{attr} : "
-            f"{self.ty(x)}, {self.ty(y)}, {self.ty(dout)} -> "
-            f"{self.L.ty(self.dims[x])}, {self.L.ty(self.dims[y])}"
+    def ew(self, out, inputs, body):
+        return self.generic(out, inputs, body)
+
+    def reduce_sum(self, out, v, square=False):
+        return self.generic(out, [v], lambda x: self.a("mulf", x, x) if square else x, "addf")
+
+    def matmul(self, x, y, out, transpose_y=False):
+        r = self.f.matmul(x, y, transpose_y=transpose_y)
+        return self.value(r, out)
+
+    def matmul_grad(self, x, y, dout, transpose_y=False):
+        dx, dy = self.f.matmul_grad(
+            x, y, dout, transpose_y=transpose_y, x_grad_dist=None, y_grad_dist=None
         )
-        self.value(dx, self.dims[x])
-        self.value(dy, self.dims[y])
-        return dx, dy
+        return self.value(dx, self.dims_of(x)), self.value(dy, self.dims_of(y))
 
     def constraint(self, v, dims):
         """`v` pinned to its encoding in the layout."""
-        r = self.fresh("out")
-        self.emit(f"{r} = dist.constraint {v} : {self.ty(v)} -> {self.L.ty(dims, True)}")
-        self.value(r, dims)
-        self.encoded.add(r)
-        return r
+        r = self.f.op("dist.constraint", [v], [self.type(dims, encoded=True)])[0]
+        return self.value(r, dims)
 
     def dropout(self, v, id, backward=False):
         """`v` through GPT's dropout `id` (its backward: the same mask, as the
         forward's recomputed twin); `v` itself without dropout."""
         if not self.L.dropout:
             return v
-        r = self.fresh("drop")
-        role = "recompute_of" if backward else "id"
-        self.emit(
-            f"{r} = dist.dropout {v} prob = {fmt(self.L.dropout)} "
-            f'{{fix_seed = {DROPOUTS[id]} : i32, {role} = "{id}"}} '
-            f": {self.ty(v)} -> {self.L.ty(self.dims[v])}"
-        )
-        return self.value(r, self.dims[v])
+        role = {"recompute_of": id} if backward else {"id": id}
+        r = self.f.dropout(v, self.L.dropout, fix_seed=DROPOUTS[id], **role)
+        return self.value(r, self.dims_of(v))
 
     def reshard(self, v, dims):
-        r = self.fresh("gathered")
-        self.emit(f"{r} = dist.reshard {v} : {self.ty(v)} -> {self.L.ty(dims)}")
+        """Where the layouts meet: a reshard between undecided types."""
+        r = self.f.op("dist.reshard", [v], [self.type(dims)])[0]
         return self.value(r, dims)
 
     def split_heads(self, v):
         """[b, s, c] -> [b, n, s, d]."""
-        x = self.fresh("heads")
-        s4 = self.L.ty("bsnd")
         sizes = ", ".join(str(self.L.size(k)) for k in "bsnd")
-        self.emit(
-            f"{x} = tensor.expand_shape {v} [[0], [1], [2, 3]] output_shape [{sizes}] "
-            f": {self.ty(v)} into {s4}"
-        )
+        x = self.f.op(
+            "tensor.expand_shape",
+            [v],
+            [self.type("bsnd")],
+            {
+                "reassociation": self.attr("[[0], [1], [2, 3]]"),
+                "static_output_shape": self.attr(f"array<i64: {sizes}>"),
+            },
+        )[0]
         self.value(x, "bsnd")
         return self.transpose(x, "bnsd")
 
     def transpose(self, v, out):
-        return self.generic(out, [v], lambda a, acc: ([], a[0]), "tr")
+        return self.generic(out, [v], lambda x: x)
 
     def merge_heads(self, v):
         """[b, n, s, d] -> [b, s, c]."""
         t = self.transpose(v, "bsnd")
-        x = self.fresh("merged")
-        self.emit(
-            f"{x} = tensor.collapse_shape {t} [[0], [1], [2, 3]] : {self.ty(t)} into {self.L.ty('bsc')}"
-        )
+        x = self.f.op(
+            "tensor.collapse_shape",
+            [t],
+            [self.type("bsc")],
+            {"reassociation": self.attr("[[0], [1], [2, 3]]")},
+        )[0]
         return self.value(x, "bsc")
 
     # -- layers ------------------------------------------------------------
@@ -310,313 +318,241 @@ class Body:
     def layer_norm(self, x, g, beta, rows):
         """LayerNorm over h of `x` (letters rows + 'h'); returns (out, xhat,
         rstd)."""
-        h = self.L.g["h"]
-        inv_h = self.const(1.0 / h)
-        eps = self.const(EPS)
+        inv_h = 1.0 / self.L.g["h"]
         xd = rows + "h"
-        mean = self.reduce_sum(rows, x, "mean_sum")
+        mean = self.reduce_sum(rows, x)
         xc = self.ew(
-            xd,
-            [x, mean],
-            [f"%m = arith.mulf %a1, {inv_h} : f32", "%r = arith.subf %a0, %m : f32"],
-            "xc",
+            xd, [x, mean], lambda v, s: self.a("subf", v, self.a("mulf", s, self.const(inv_h)))
         )
-        var = self.reduce_sum(rows, xc, "var_sum", square=True)
+        var = self.reduce_sum(rows, xc, square=True)
         rstd = self.ew(
             rows,
             [var],
-            [
-                f"%v = arith.mulf %a0, {inv_h} : f32",
-                f"%ve = arith.addf %v, {eps} : f32",
-                "%r = math.rsqrt %ve : f32",
-            ],
-            "rstd",
+            lambda v: self.m(
+                "rsqrt", self.a("addf", self.a("mulf", v, self.const(inv_h)), self.const(EPS))
+            ),
         )
-        xhat = self.ew(xd, [xc, rstd], ["%r = arith.mulf %a0, %a1 : f32"], "xhat")
+        xhat = self.ew(xd, [xc, rstd], lambda v, r: self.a("mulf", v, r))
         out = self.ew(
-            xd,
-            [xhat, g, beta],
-            ["%m = arith.mulf %a0, %a1 : f32", "%r = arith.addf %m, %a2 : f32"],
-            "ln",
+            xd, [xhat, g, beta], lambda v, gi, bi: self.a("addf", self.a("mulf", v, gi), bi)
         )
         return out, xhat, rstd
 
     def layer_norm_grad(self, dout, xhat, rstd, g, rows):
         """dx, dg, dbeta of LayerNorm: dxhat = dout * g;
         dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))."""
-        inv_h = self.const(1.0 / self.L.g["h"])
+        inv_h = 1.0 / self.L.g["h"]
         xd = rows + "h"
-        dg_terms = self.ew(xd, [dout, xhat], ["%r = arith.mulf %a0, %a1 : f32"], "dgt")
-        dg = self.reduce_sum("h", dg_terms, "dg")
-        db = self.reduce_sum("h", dout, "db")
-        dxhat = self.ew(xd, [dout, g], ["%r = arith.mulf %a0, %a1 : f32"], "dxhat")
-        s1 = self.reduce_sum(rows, dxhat, "s1")
-        prod = self.ew(xd, [dxhat, xhat], ["%r = arith.mulf %a0, %a1 : f32"], "dxx")
-        s2 = self.reduce_sum(rows, prod, "s2")
-        dx = self.ew(
-            xd,
-            [dxhat, xhat, s1, s2, rstd],
-            [
-                f"%m1 = arith.mulf %a2, {inv_h} : f32",
-                f"%m2 = arith.mulf %a3, {inv_h} : f32",
-                "%p = arith.mulf %a1, %m2 : f32",
-                "%u = arith.subf %a0, %m1 : f32",
-                "%w = arith.subf %u, %p : f32",
-                "%r = arith.mulf %w, %a4 : f32",
-            ],
-            "dln",
-        )
-        return dx, dg, db
+        dg = self.reduce_sum("h", self.ew(xd, [dout, xhat], lambda a, b: self.a("mulf", a, b)))
+        db = self.reduce_sum("h", dout)
+        dxhat = self.ew(xd, [dout, g], lambda a, b: self.a("mulf", a, b))
+        s1 = self.reduce_sum(rows, dxhat)
+        s2 = self.reduce_sum(rows, self.ew(xd, [dxhat, xhat], lambda a, b: self.a("mulf", a, b)))
+
+        def dx(d, xh, t1, t2, r):
+            m1 = self.a("mulf", t1, self.const(inv_h))
+            m2 = self.a("mulf", t2, self.const(inv_h))
+            w = self.a("subf", self.a("subf", d, m1), self.a("mulf", xh, m2))
+            return self.a("mulf", w, r)
+
+        return self.ew(xd, [dxhat, xhat, s1, s2, rstd], dx), dg, db
 
     def softmax(self, x):
         """Softmax over t of [b, n, s, t]."""
-        m = self.generic("bns", [x], lambda a, acc: ([], a[0]), "rowmax", "maximumf", MASKED * 10)
-        e = self.ew(
-            "bnst", [x, m], ["%s = arith.subf %a0, %a1 : f32", "%r = math.exp %s : f32"], "exp"
-        )
-        z = self.reduce_sum("bns", e, "rowsum")
-        return self.ew("bnst", [e, z], ["%r = arith.divf %a0, %a1 : f32"], "probs")
+        m = self.generic("bns", [x], lambda v: v, "maximumf", MASKED * 10)
+        e = self.ew("bnst", [x, m], lambda v, mx: self.m("exp", self.a("subf", v, mx)))
+        z = self.reduce_sum("bns", e)
+        return self.ew("bnst", [e, z], lambda v, s: self.a("divf", v, s))
 
     def causal_scale(self, scores, scale):
         """scores * scale where key <= query, MASKED elsewhere."""
-        c = self.const(scale)
-        masked = self.const(MASKED)
-        return self.ew(
-            "bnst",
-            [scores],
-            [
-                "%i = linalg.index 2 : index",
-                "%j = linalg.index 3 : index",
-                "%keep = arith.cmpi ule, %j, %i : index",
-                f"%sc = arith.mulf %a0, {c} : f32",
-                f"%r = arith.select %keep, %sc, {masked} : f32",
-            ],
-            "scores",
+
+        def body(v):
+            i = self.f.op("linalg.index", [], [self.index], {"dim": self.attr("2 : i64")})[0]
+            j = self.f.op("linalg.index", [], [self.index], {"dim": self.attr("3 : i64")})[0]
+            keep = self.f.arith("cmpi", j, i, predicate="ule")
+            scaled = self.a("mulf", v, self.const(scale))
+            return self.f.op("arith.select", [keep, scaled, self.const(MASKED)], [self.f32])[0]
+
+        return self.ew("bnst", [scores], body)
+
+    def gelu(self, u):
+        """0.5 u (1 + tanh(k (u + 0.044715 u^3))), and its tanh."""
+        u3 = self.a("mulf", self.a("mulf", u, u), u)
+        inner = self.a("addf", u, self.a("mulf", u3, self.const(0.044715)))
+        th = self.m("tanh", self.a("mulf", inner, self.const(GELU_K)))
+        return (
+            self.a("mulf", self.a("mulf", u, self.const(0.5)), self.a("addf", th, self.const(1.0))),
+            th,
         )
 
+    def gelu_grad(self, d, u):
+        """d * GeLU'(u)."""
+        _, th = self.gelu(u)
+        left = self.a("mulf", self.a("addf", th, self.const(1.0)), self.const(0.5))
+        sech2 = self.a("subf", self.const(1.0), self.a("mulf", th, th))
+        du3 = self.a("mulf", self.a("mulf", u, u), self.const(3 * 0.044715))
+        kd = self.a("mulf", self.a("addf", du3, self.const(1.0)), self.const(GELU_K))
+        right = self.a("mulf", self.a("mulf", u, self.a("mulf", sech2, kd)), self.const(0.5))
+        return self.a("mulf", d, self.a("addf", left, right))
 
-def build(layout):
-    """The module text of @train_step for `layout`."""
+
+def build_module(layout):
+    """@train_step for `layout`, built with dist's builder, in a new
+    dist.Module."""
+    import dist
+
     L = layout
-    B = Body(L)
+    module = dist.Module.create()
+    B = Step(L, module)
     # The residual stream's sequence letter: r where sequence parallelism
     # splits it, s (as the attention's) otherwise.
     R = "r" if L.sp else "s"
     rows = "b" + R
     act = rows + "h"
-    args = []
-    for p in PARAMS:
-        args.append((f"%{p}", PARAM_DIMS[p], f' {{dist.param = "{p}"}}'))
-    args.append(("%x", act, ""))
-    args.append(("%target", act, ""))
-    for name, dims, _ in args:
-        B.value(name, dims)
-        B.encoded.add(name)
+    args = [(PARAM_DIMS[p], {"dist.param": p}) for p in PARAMS] + [(act, None), (act, None)]
     if L.amp:
         # AMP: the backward starts from the loss times the loss scale;
         # --dist-amp-check-finite unscales the gradients and checks them.
-        args.append(("%loss_scale", None, " {dist.loss_scale}"))
-    P = {p: f"%{p}" for p in PARAMS}
+        args.append(
+            (dist.TensorType([1], "f32", context=module.context), {"dist.loss_scale": True})
+        )
+    values = B.begin(args)
+    P = {p: B.value(v, PARAM_DIMS[p]) for p, v in zip(PARAMS, values)}
+    x, target = B.value(values[len(PARAMS)], act), B.value(values[len(PARAMS) + 1], act)
+    add = lambda a, b: B.a("addf", a, b)  # noqa: E731
 
-    B.comment("---- forward: attention ----")
-    ln1, xhat1, rstd1 = B.layer_norm("%x", P["ln1_g"], P["ln1_b"], rows)
+    # ---- forward: attention ----
+    ln1, xhat1, rstd1 = B.layer_norm(x, P["ln1_g"], P["ln1_b"], rows)
     a_in = B.reshard(ln1, "bsh") if L.sp else ln1
-    q = B.matmul(a_in, P["wq"], "bsc", stem="q")
-    k = B.matmul(a_in, P["wk"], "bsc", stem="k")
-    v = B.matmul(a_in, P["wv"], "bsc", stem="v")
+    q, k, v = (B.matmul(a_in, P[w], "bsc") for w in ("wq", "wk", "wv"))
     qh, kh, vh = (B.split_heads(t) for t in (q, k, v))
     # Keys are indexed by t: the same tensor seen along the other sequence.
-    B.dims[kh] = "bntd"
-    B.dims[vh] = "bntd"
-    raw = B.matmul(qh, kh, "bnst", transpose_y=True, stem="qk")
+    B.value(kh, "bntd")
+    B.value(vh, "bntd")
+    raw = B.matmul(qh, kh, "bnst", transpose_y=True)
     scores = B.causal_scale(raw, 1.0 / math.sqrt(L.g["d"]))
     probs = B.softmax(scores)
     probs_d = B.dropout(probs, "attn_drop")
-    ctx = B.matmul(probs_d, vh, "bnsd", stem="ctx")
+    ctx = B.matmul(probs_d, vh, "bnsd")
     ctx2 = B.merge_heads(ctx)
-    attn = B.matmul(ctx2, P["wo"], "bsh", stem="attn")
+    attn = B.matmul(ctx2, P["wo"], "bsh")
     if L.sp:
         attn = B.reshard(attn, act)
     attn = B.dropout(attn, "attn_out_drop")
-    x1 = B.ew(act, ["%x", attn], ["%r = arith.addf %a0, %a1 : f32"], "x1")
+    x1 = B.ew(act, [x, attn], add)
 
-    B.comment("---- forward: MLP ----")
+    # ---- forward: MLP ----
     ln2, xhat2, rstd2 = B.layer_norm(x1, P["ln2_g"], P["ln2_b"], rows)
     m_in = B.reshard(ln2, "bsh") if L.sp else ln2
-    u = B.matmul(m_in, P["w1"], "bsf", stem="fc1")
-    c3 = B.const(0.044715)
-    ck = B.const(GELU_K)
-    half = B.const(0.5)
-    one = B.const(1.0)
-    gl = B.ew(
-        "bsf",
-        [u],
-        [
-            "%u2 = arith.mulf %a0, %a0 : f32",
-            "%u3 = arith.mulf %u2, %a0 : f32",
-            f"%cu3 = arith.mulf %u3, {c3} : f32",
-            "%in = arith.addf %a0, %cu3 : f32",
-            f"%kin = arith.mulf %in, {ck} : f32",
-            "%th = math.tanh %kin : f32",
-            f"%op = arith.addf %th, {one} : f32",
-            f"%hu = arith.mulf %a0, {half} : f32",
-            "%r = arith.mulf %hu, %op : f32",
-        ],
-        "gelu",
-    )
-    mlp = B.matmul(gl, P["w2"], "bsh", stem="fc2")
+    u = B.matmul(m_in, P["w1"], "bsf")
+    gl = B.ew("bsf", [u], lambda e: B.gelu(e)[0])
+    mlp = B.matmul(gl, P["w2"], "bsh")
     if L.sp:
         mlp = B.reshard(mlp, act)
     mlp = B.dropout(mlp, "mlp_out_drop")
-    y = B.ew(act, [x1, mlp], ["%r = arith.addf %a0, %a1 : f32"], "y")
+    y = B.ew(act, [x1, mlp], add)
 
-    B.comment("---- loss: 0.5 * mean((y - target)^2) ----")
+    # ---- loss: 0.5 * mean((y - target)^2) ----
     count = L.g["b"] * L.g["s"] * L.g["h"]
-    diff = B.ew(act, [y, "%target"], ["%r = arith.subf %a0, %a1 : f32"], "diff")
-    sq = B.reduce_sum("", diff, "sqsum", square=True)
-    halfn = B.const(0.5 / count)
-    loss = B.ew("", [sq], [f"%r = arith.mulf %a0, {halfn} : f32"], "loss")
+    diff = B.ew(act, [y, target], lambda a, b: B.a("subf", a, b))
+    sq = B.reduce_sum("", diff, square=True)
+    loss = B.ew("", [sq], lambda s: B.a("mulf", s, B.const(0.5 / count)))
 
-    B.comment("---- backward: MLP ----")
-    invn = B.const(1.0 / count)
+    # ---- backward: MLP ----
+    scale = None
     if L.amp:
-        zero = B.fresh("c")
-        B.emit(f"{zero} = arith.constant 0 : index")
-        scale = B.fresh("loss_scale")
-        B.emit(f"{scale} = tensor.extract %loss_scale[{zero}] : tensor<1xf32>")
-        scaled = B.fresh("c")
-        B.emit(f"{scaled} = arith.mulf {invn}, {scale} : f32")
-        invn = scaled
-    dy = B.ew(act, [diff], [f"%r = arith.mulf %a0, {invn} : f32"], "dy")
+        zero = B.f.index(0)
+        scale = B.f.op("tensor.extract", [values[-1], zero], [B.f32])[0]
+
+    def dloss(d):
+        g = B.a("mulf", d, B.const(1.0 / count))
+        return B.a("mulf", g, scale) if scale is not None else g
+
+    dy = B.ew(act, [diff], dloss)
     dmlp = B.dropout(dy, "mlp_out_drop", backward=True)
     dmlp = B.reshard(dmlp, "bsh") if L.sp else dmlp
-    dgl, dw2 = B.matmul_grad(gl, P["w2"], dmlp, stem="fc2")
-    three_c3 = B.const(3 * 0.044715)
-    du = B.ew(
-        "bsf",
-        [dgl, u],
-        [
-            "%u2 = arith.mulf %a1, %a1 : f32",
-            "%u3 = arith.mulf %u2, %a1 : f32",
-            f"%cu3 = arith.mulf %u3, {c3} : f32",
-            "%in = arith.addf %a1, %cu3 : f32",
-            f"%kin = arith.mulf %in, {ck} : f32",
-            "%th = math.tanh %kin : f32",
-            f"%op = arith.addf %th, {one} : f32",
-            f"%left = arith.mulf %op, {half} : f32",
-            "%th2 = arith.mulf %th, %th : f32",
-            f"%sech2 = arith.subf {one}, %th2 : f32",
-            f"%d3 = arith.mulf %u2, {three_c3} : f32",
-            f"%din = arith.addf %d3, {one} : f32",
-            f"%kd = arith.mulf %din, {ck} : f32",
-            "%sk = arith.mulf %sech2, %kd : f32",
-            "%usk = arith.mulf %a1, %sk : f32",
-            f"%right = arith.mulf %usk, {half} : f32",
-            "%gp = arith.addf %left, %right : f32",
-            "%r = arith.mulf %a0, %gp : f32",
-        ],
-        "du",
-    )
-    dln2, dw1 = B.matmul_grad(m_in, P["w1"], du, stem="fc1")
+    dgl, dw2 = B.matmul_grad(gl, P["w2"], dmlp)
+    du = B.ew("bsf", [dgl, u], B.gelu_grad)
+    dln2, dw1 = B.matmul_grad(m_in, P["w1"], du)
     if L.sp:
         dln2 = B.reshard(dln2, act)
     dx1_ln, dg2, db2 = B.layer_norm_grad(dln2, xhat2, rstd2, P["ln2_g"], rows)
-    dx1 = B.ew(act, [dy, dx1_ln], ["%r = arith.addf %a0, %a1 : f32"], "dx1")
+    dx1 = B.ew(act, [dy, dx1_ln], add)
 
-    B.comment("---- backward: attention ----")
+    # ---- backward: attention ----
     dattn = B.dropout(dx1, "attn_out_drop", backward=True)
     dattn = B.reshard(dattn, "bsh") if L.sp else dattn
-    dctx2, dwo = B.matmul_grad(ctx2, P["wo"], dattn, stem="attn")
+    dctx2, dwo = B.matmul_grad(ctx2, P["wo"], dattn)
     dctx = B.split_heads(dctx2)
-    dprobs, dvh = B.matmul_grad(probs_d, vh, dctx, stem="ctx")
+    dprobs, dvh = B.matmul_grad(probs_d, vh, dctx)
     dprobs = B.dropout(dprobs, "attn_drop", backward=True)
-    pd = B.ew("bnst", [probs, dprobs], ["%r = arith.mulf %a0, %a1 : f32"], "pd")
-    rs = B.reduce_sum("bns", pd, "pdsum")
-    scale = B.const(1.0 / math.sqrt(L.g["d"]))
+    rs = B.reduce_sum("bns", B.ew("bnst", [probs, dprobs], lambda a, b: B.a("mulf", a, b)))
+    inv_sqrt_d = 1.0 / math.sqrt(L.g["d"])
     dscores = B.ew(
         "bnst",
         [probs, dprobs, rs],
-        [
-            "%s = arith.subf %a1, %a2 : f32",
-            "%p = arith.mulf %a0, %s : f32",
-            f"%r = arith.mulf %p, {scale} : f32",
-        ],
-        "dscores",
+        lambda p, dp, s: B.a("mulf", B.a("mulf", p, B.a("subf", dp, s)), B.const(inv_sqrt_d)),
     )
-    dqh, dkh = B.matmul_grad(qh, kh, dscores, transpose_y=True, stem="qk")
+    dqh, dkh = B.matmul_grad(qh, kh, dscores, transpose_y=True)
     dq = B.merge_heads(dqh)
-    B.dims[dkh] = "bnsd"
-    dk = B.merge_heads(dkh)
-    B.dims[dvh] = "bnsd"
-    dv = B.merge_heads(dvh)
-    dlq, dwq = B.matmul_grad(a_in, P["wq"], dq, stem="q")
-    dlk, dwk = B.matmul_grad(a_in, P["wk"], dk, stem="k")
-    dlv, dwv = B.matmul_grad(a_in, P["wv"], dv, stem="v")
-    dqk = B.ew(B.dims[dlq], [dlq, dlk], ["%r = arith.addf %a0, %a1 : f32"], "dqk")
-    dln1 = B.ew(B.dims[dlq], [dqk, dlv], ["%r = arith.addf %a0, %a1 : f32"], "dln1")
+    dk = B.merge_heads(B.value(dkh, "bnsd"))
+    dv = B.merge_heads(B.value(dvh, "bnsd"))
+    dlq, dwq = B.matmul_grad(a_in, P["wq"], dq)
+    dlk, dwk = B.matmul_grad(a_in, P["wk"], dk)
+    dlv, dwv = B.matmul_grad(a_in, P["wv"], dv)
+    dln1 = B.ew(B.dims_of(dlq), [B.ew(B.dims_of(dlq), [dlq, dlk], add), dlv], add)
     if L.sp:
         dln1 = B.reshard(dln1, act)
     dx_ln, dg1, db1 = B.layer_norm_grad(dln1, xhat1, rstd1, P["ln1_g"], rows)
     # The gradient of the layer's input, which the layer before it needs.
-    dx = B.ew(act, [dx1, dx_ln], ["%r = arith.addf %a0, %a1 : f32"], "dx")
+    dx = B.ew(act, [dx1, dx_ln], add)
 
-    B.comment("---- SGD update ----")
-    grads = {
-        "ln1_g": dg1,
-        "ln1_b": db1,
-        "wq": dwq,
-        "wk": dwk,
-        "wv": dwv,
-        "wo": dwo,
-        "ln2_g": dg2,
-        "ln2_b": db2,
-        "w1": dw1,
-        "w2": dw2,
-    }
-    lr = B.const(LR)
-    updated = {}
-    for p in PARAMS:
-        updated[p] = B.ew(
+    # ---- SGD update ----
+    grads = dict(
+        ln1_g=dg1, ln1_b=db1, wq=dwq, wk=dwk, wv=dwv, wo=dwo, ln2_g=dg2, ln2_b=db2, w1=dw1, w2=dw2
+    )
+    updated = {
+        p: B.ew(
             PARAM_DIMS[p],
             [P[p], grads[p]],
-            [f"%s = arith.mulf %a1, {lr} : f32", "%r = arith.subf %a0, %s : f32"],
-            "new_" + p + "_",
+            lambda w, g: B.a("subf", w, B.a("mulf", g, B.const(LR))),
         )
-
-    results = [(loss, "", ""), (dx, act, "")]
-    results += [(grads[p], PARAM_DIMS[p], f' {{dist.grad = "{p}"}}') for p in PARAMS]
-    results += [(updated[p], PARAM_DIMS[p], "") for p in PARAMS]
-    B.comment("the results as the signature declares them")
-    results = [(B.constraint(v, d), d, m) for v, d, m in results]
-    B.emit(
-        "return "
-        + ", ".join(r for r, _, _ in results)
-        + " : "
-        + ", ".join(L.ty(d, True) for _, d, _ in results)
+        for p in PARAMS
+    }
+    # The results as the signature declares them.
+    results = [(loss, "", None), (dx, act, None)]
+    results += [(grads[p], PARAM_DIMS[p], {"dist.grad": p}) for p in PARAMS]
+    results += [(updated[p], PARAM_DIMS[p], None) for p in PARAMS]
+    B.f.return_(
+        *[B.constraint(v, d) for v, d, _ in results],
+        result_markers=[m or {} for _, _, m in results],
     )
+    return module
 
-    mesh = ", ".join(map(str, L.mesh))
-    names = ", ".join(f'"{n}"' for n in L.names)
-    sig_args = ",\n    ".join(
-        f"{n}: {L.ty(d, True) if d is not None else 'tensor<1xf32>'}{m}" for n, d, m in args
-    )
-    sig_res = ",\n    ".join(f"{L.ty(d, True)}{m}" for _, d, m in results)
+
+def build(layout):
+    """The text of @train_step for `layout`, without the `module` around it
+    (so that a caller can add functions), after a header that says how it
+    was made."""
+    L = layout
+    text = str(build_module(L))
+    lines = text.splitlines()
+    start = lines.index("module {")
+    if lines[-1] != "}":
+        raise RuntimeError("unexpected module text")
+    body = lines[:start] + [
+        line[2:] if line.startswith("  ") else line for line in lines[start + 1 : -1]
+    ]
     g = L.g
     head = (
         f"// One training step of a pre-LayerNorm GPT layer: layout {L.name} on mesh "
-        f"[{mesh}].\n"
-        f"// Generated by examples/gpt_layer.py --layout {L.name} --mesh {','.join(map(str, L.mesh))} "
-        f"--batch {g['b']} --seq {g['s']} --hidden {g['h']} --heads {g['n']} --ffn {g['f']} "
-        f"--dropout {L.dropout:g}{' --amp' if L.amp else ''}\n"
-        f"#mesh = #dist.mesh<shape = [{mesh}], names = [{names}]>\n\n"
+        f"[{', '.join(map(str, L.mesh))}].\n"
+        f"// Generated by examples/gpt_layer.py --layout {L.name} --mesh "
+        f"{','.join(map(str, L.mesh))} --batch {g['b']} --seq {g['s']} --hidden {g['h']} "
+        f"--heads {g['n']} --ffn {g['f']} --dropout {L.dropout:g}{' --amp' if L.amp else ''}\n"
     )
-    return (
-        head
-        + f"func.func @train_step(\n    {sig_args})\n    -> ({sig_res})\n"
-        + "    attributes {dist.complete} {"
-        + "\n".join(B.lines)
-        + "\n}\n"
-    )
+    return head + "\n".join(body) + "\n"
 
 
 def sizes_of(args):

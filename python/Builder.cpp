@@ -1,7 +1,8 @@
 //===- Builder.cpp - dist._dist's half of FunctionBuilder -----------------===//
 //
 // dist/builder.py builds functions through these: a detached entry block ops
-// are appended to, finished into a func.func of the module; the builtin
+// are appended to (or the body of a region op being built, such as a
+// linalg.generic's), finished into a func.func of the module; the builtin
 // attributes it needs, made through the C API (no text round trip, so any
 // string is safe); dense constants from numpy arrays.
 //
@@ -20,7 +21,14 @@ struct FunctionBuilder {
   std::vector<MlirType> argTypes;
   std::vector<MlirAttribute> argAttrs;
   MlirBlock block;
+  /// The bodies being built, innermost last: ops go to the last one, or to
+  /// the entry block when there is none.
+  std::vector<MlirBlock> bodies;
   bool finished = false;
+
+  MlirBlock insertionBlock() const {
+    return bodies.empty() ? block : bodies.back();
+  }
 
   ~FunctionBuilder() {
     if (!finished)
@@ -42,23 +50,37 @@ struct FunctionBuilder {
   /// `v` as an operand of an op of this function: it must be of this
   /// context and defined in this function (an argument, or a result of an
   /// op in it); a value of another function or module would leave a use
-  /// that dangles when that one goes. Raises ValueError otherwise.
+  /// that dangles when that one goes. It must also be in scope where ops go
+  /// now: in the block being built or one around it, not in a body already
+  /// ended. Raises ValueError otherwise.
   MlirValue operand(const Value &v, const std::string &what) const {
     requireContext(module->ctx, v.context(), what);
     MlirValue value = v.get();
     MlirBlock owner = mlirValueIsABlockArgument(value)
                           ? mlirBlockArgumentGetOwner(value)
                           : mlirOperationGetBlock(mlirOpResultGetOwner(value));
-    while (!mlirBlockIsNull(owner)) {
-      if (mlirBlockEqual(owner, block))
+    // The blocks from `from` out to the entry block, innermost first.
+    auto enclosing = [&](MlirBlock from) {
+      std::vector<MlirBlock> chain;
+      for (MlirBlock b = from; !mlirBlockIsNull(b);) {
+        chain.push_back(b);
+        if (mlirBlockEqual(b, block))
+          return chain;
+        MlirOperation parent = mlirBlockGetParentOperation(b);
+        if (mlirOperationIsNull(parent))
+          break;
+        b = mlirOperationGetBlock(parent);
+      }
+      return std::vector<MlirBlock>{};
+    };
+    if (enclosing(owner).empty())
+      throw py::value_error(what + " is not a value of function @" + name +
+                            " (it belongs to another function or module)");
+    for (MlirBlock b : enclosing(insertionBlock()))
+      if (mlirBlockEqual(b, owner))
         return value;
-      MlirOperation parent = mlirBlockGetParentOperation(owner);
-      if (mlirOperationIsNull(parent))
-        break;
-      owner = mlirOperationGetBlock(parent);
-    }
-    throw py::value_error(what + " is not a value of function @" + name +
-                          " (it belongs to another function or module)");
+    throw py::value_error(what + " is defined in a body that does not "
+                                 "enclose the op (a body already ended)");
   }
 };
 
@@ -130,10 +152,14 @@ std::shared_ptr<FunctionBuilder> makeFunction(Module &module,
   return f;
 }
 
+/// Appends op `name`; with `bodyArgTypes`, the op gets one region of one
+/// block with arguments of those types, which later ops go to until
+/// endBody. Returns its results.
 py::list appendOp(FunctionBuilder &f, const std::string &name,
                   const std::vector<Value> &operands,
                   const std::vector<Type> &resultTypes, py::dict attributes,
-                  std::optional<std::string> file, int line, int col) {
+                  std::optional<std::string> file, int line, int col,
+                  std::optional<std::vector<Type>> bodyArgTypes) {
   MlirContext ctx = f.context();
   loadDialectOf(ctx, name);
   MlirOperationState op =
@@ -152,19 +178,58 @@ py::list appendOp(FunctionBuilder &f, const std::string &name,
   mlirOperationStateAddOperands(&op, values.size(), values.data());
   mlirOperationStateAddResults(&op, types.size(), types.data());
   mlirOperationStateAddAttributes(&op, named.size(), named.data());
+  MlirBlock body = {nullptr};
+  if (bodyArgTypes) {
+    std::vector<MlirType> argTypes;
+    std::vector<MlirLocation> argLocs;
+    for (const Type &t : *bodyArgTypes) {
+      requireContext(f.module->ctx, t.ctx,
+                     "a body argument type of '" + name + "'");
+      argTypes.push_back(t.type);
+      argLocs.push_back(locationOf(ctx, file, line, col));
+    }
+    MlirRegion region = mlirRegionCreate();
+    body = mlirBlockCreate(argTypes.size(), argTypes.data(), argLocs.data());
+    mlirRegionAppendOwnedBlock(region, body);
+    mlirOperationStateAddOwnedRegions(&op, 1, &region);
+  }
   MlirOperation created =
       checked<MlirOperation>(*f.module->ctx, "cannot create '" + name + "'",
                              [&] { return mlirOperationCreate(&op); });
-  mlirBlockAppendOwnedOperation(f.block, created);
+  mlirBlockAppendOwnedOperation(f.insertionBlock(), created);
+  if (bodyArgTypes)
+    f.bodies.push_back(body);
   return listOf(mlirOperationGetNumResults(created), [&](intptr_t r) {
     return f.wrap(mlirOperationGetResult(created, r));
   });
+}
+
+/// The arguments of the body being built.
+py::list bodyArguments(const FunctionBuilder &f) {
+  f.context();
+  if (f.bodies.empty())
+    throw std::runtime_error("no body is being built in function @" + f.name);
+  MlirBlock body = f.bodies.back();
+  return listOf(mlirBlockGetNumArguments(body), [&](intptr_t i) {
+    return f.wrap(mlirBlockGetArgument(body, i));
+  });
+}
+
+/// Ends the innermost body: ops go to the block around it again.
+void endBody(FunctionBuilder &f) {
+  f.context();
+  if (f.bodies.empty())
+    throw std::runtime_error("no body is being built in function @" + f.name);
+  f.bodies.pop_back();
 }
 
 void finishFunction(FunctionBuilder &f, const std::vector<Value> &returned,
                     std::optional<py::list> resultAttrs, bool isPrivate,
                     py::dict extraAttrs) {
   MlirContext ctx = f.context();
+  if (!f.bodies.empty())
+    throw std::runtime_error("function @" + f.name +
+                             " has a body still being built (end it first)");
   std::vector<MlirValue> values;
   std::vector<MlirType> resultTypes;
   for (size_t i = 0; i < returned.size(); ++i) {
@@ -300,7 +365,9 @@ void bindFunctionBuilder(py::module_ &m) {
       .def("append", &appendOp, py::arg("name"), py::arg("operands"),
            py::arg("result_types"), py::arg("attributes"),
            py::arg("file") = py::none(), py::arg("line") = 0,
-           py::arg("column") = 0)
+           py::arg("column") = 0, py::arg("body_arg_types") = py::none())
+      .def_property_readonly("body_arguments", &bodyArguments)
+      .def("end_body", &endBody)
       .def("finish", &finishFunction, py::arg("returned"),
            py::arg("result_attrs") = py::none(), py::arg("private") = false,
            py::arg("attributes") = py::dict());

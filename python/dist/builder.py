@@ -108,6 +108,82 @@ class FunctionBuilder:
             name, list(operands), list(result_types), attributes, file, line, column
         )
 
+    def op_with_body(self, name, operands=(), result_types=(), attributes=None, body_args=()):
+        """Appends op `name` with one region of one block whose arguments
+        have the types `body_args`, and starts that block: ops appended from
+        now on go into it until `end_body`. Returns (the op's results, the
+        block's arguments). Use `body` for the usual case."""
+        attributes = dict(attributes or {})
+        file, line, column = self._loc
+        types = [Type.parse(t, self.context) if isinstance(t, str) else t for t in body_args]
+        results = self._f.append(
+            name,
+            list(operands),
+            list(result_types),
+            attributes,
+            file,
+            line,
+            column,
+            body_arg_types=types,
+        )
+        return results, self._f.body_arguments
+
+    def end_body(self):
+        """Ends the innermost body `op_with_body` started."""
+        self._f.end_body()
+
+    def body(self, name, operands, result_types, attributes, body_args, build):
+        """An op with a one-block body: `build(*arguments)` appends the
+        body's ops, terminator included. Returns the op's results."""
+        results, arguments = self.op_with_body(name, operands, result_types, attributes, body_args)
+        try:
+            build(*arguments)
+        finally:
+            self.end_body()
+        return results
+
+    def generic(self, inputs, outputs, indexing_maps, iterator_types, build, result_types=None):
+        """A `linalg.generic` over `inputs` and `outputs` (tensors):
+        `indexing_maps` one affine map per operand as text ("(d0, d1) ->
+        (d0)"), `iterator_types` "parallel" or "reduction" per loop.
+        `build(*scalars)` gets the block's arguments (an element of each
+        input, then of each output), appends the body with this builder
+        and returns the values to yield, one per output. The results have
+        the outputs' types unless `result_types` says otherwise (a
+        completion's undecided result keeps the output's type)."""
+        operands = list(inputs) + list(outputs)
+        if len(indexing_maps) != len(operands):
+            raise ValueError(
+                f"linalg.generic: {len(indexing_maps)} indexing maps for "
+                f"{len(operands)} operands"
+            )
+        kinds = {"parallel", "reduction"}
+        if any(k not in kinds for k in iterator_types):
+            raise ValueError(
+                f"iterator types must be 'parallel' or 'reduction', got {iterator_types}"
+            )
+        ctx = self.context
+        maps = "[" + ", ".join(f"affine_map<{m}>" for m in indexing_maps) + "]"
+        its = "[" + ", ".join(f"#linalg.iterator_type<{k}>" for k in iterator_types) + "]"
+        attrs = {
+            "indexing_maps": _dist.Attribute.parse(maps, ctx),
+            "iterator_types": _dist.Attribute.parse(its, ctx),
+            "operandSegmentSizes": _dist.Attribute.parse(
+                f"array<i32: {len(inputs)}, {len(outputs)}>", ctx
+            ),
+        }
+        types = [_tensor(v, "a linalg.generic operand").element_type for v in operands]
+        if result_types is None:
+            result_types = [v.type for v in outputs]
+
+        def body(*scalars):
+            yielded = build(*scalars)
+            if not isinstance(yielded, (list, tuple)):
+                yielded = [yielded]
+            self.op("linalg.yield", yielded)
+
+        return self.body("linalg.generic", operands, result_types, attrs, types, body)
+
     def at(self, file, line=0, column=0):
         """Ops appended from now on get the location FILE:LINE:COLUMN
         (file=None: an unknown location, the default). It is printed with
@@ -153,13 +229,21 @@ class FunctionBuilder:
 
     def arith(self, name, *operands, result_type=None, predicate=None):
         """`arith.<name>` on `operands`; the result type defaults to the
-        first operand's. `predicate` names a comparison (eq, ne, slt, ...)."""
+        first operand's (i1 of its shape for `cmpi`). `predicate` names a
+        comparison of `cmpi` (eq, ne, slt, ...)."""
         attrs = {}
         if predicate is not None:
             preds = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
             if predicate not in preds:
                 raise ValueError(f"unknown predicate {predicate!r}")
             attrs["predicate"] = _i64(preds.index(predicate), self.context)
+        if result_type is None and name == "cmpi":
+            t = operands[0].type
+            result_type = (
+                TensorType(t.shape, "i1", t.dist, context=self.context)
+                if isinstance(t, TensorType)
+                else Type.parse("i1", self.context)
+            )
         return self._one(f"arith.{name}", list(operands), [result_type or operands[0].type], attrs)
 
     def splat(self, scalar, type):

@@ -236,3 +236,98 @@ def test_op_facts_come_from_ods(ctx):
         )
     with pytest.raises(ValueError, match="required"):
         f.op("dist.allreduce", [x], [t], {"mesh": mesh, "axes": axes})
+
+
+def test_builder_linalg_generic(ctx):
+    """A reduction and an elementwise linalg.generic with bodies, as the GPT
+    layer builds them (examples/gpt_layer.py), print and verify."""
+    m = dist.Module.create(ctx)
+    f32 = dist.Type.parse("f32", ctx)
+    f = m.function("rows", [dist.TensorType([4, 8], context=ctx)])
+    [x] = f.arguments
+    row = dist.TensorType([4], context=ctx)
+    zero = f.constant(0.0, "f32")
+    empty = f.op("tensor.empty", [], [row])[0]
+    init = f.body(
+        "linalg.fill",
+        [zero, empty],
+        [row],
+        {"operandSegmentSizes": dist.Attribute.parse("array<i32: 1, 1>", ctx)},
+        [f32, f32],
+        lambda value, _: f.op("linalg.yield", [value]),
+    )[0]
+    [total] = f.generic(
+        [x],
+        [init],
+        ["(d0, d1) -> (d0, d1)", "(d0, d1) -> (d0)"],
+        ["parallel", "reduction"],
+        lambda e, acc: f.arith("addf", f.arith("mulf", e, e), acc),
+    )
+    # A body may read values from around it, and cmpi gives i1.
+    [masked] = f.generic(
+        [x],
+        [x],
+        ["(d0, d1) -> (d0, d1)"] * 2,
+        ["parallel", "parallel"],
+        lambda e, _: f.op(
+            "arith.select",
+            [f.arith("cmpi", f.index(0), f.index(1), predicate="ule"), e, zero],
+            [f32],
+        )[0],
+    )
+    f.return_(total, masked)
+    m.verify()
+    text = str(m)
+    assert 'iterator_types = ["parallel", "reduction"]' in text
+    assert "arith.mulf %in, %in : f32" in text
+    assert "arith.cmpi ule" in text
+    assert dist.Module.parse(text, context=ctx).verify() is None
+
+
+def test_builder_body_errors(ctx):
+    m = dist.Module.create(ctx)
+    t = dist.TensorType([4], context=ctx)
+    f = m.function("f", [t])
+    [x] = f.arguments
+    inner = []
+
+    def body(e, _):
+        inner.append(e)
+        return e
+
+    f.generic([x], [x], ["(d0) -> (d0)"] * 2, ["parallel"], body)
+    # A value of a body already ended is out of scope.
+    with pytest.raises(ValueError, match="defined in a body that does not enclose"):
+        f.arith("negf", inner[0])
+    with pytest.raises(ValueError, match="1 indexing maps for 2 operands"):
+        f.generic([x], [x], ["(d0) -> (d0)"], ["parallel"], body)
+    with pytest.raises(ValueError, match="iterator types"):
+        f.generic([x], [x], ["(d0) -> (d0)"] * 2, ["window"], body)
+    with pytest.raises(RuntimeError, match="no body"):
+        f.end_body()
+    # A body left open is an error at the return, not a broken function.
+    f.op_with_body(
+        "linalg.generic",
+        [x, x],
+        [t],
+        {
+            "indexing_maps": dist.Attribute.parse(
+                "[affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>]", ctx
+            ),
+            "iterator_types": dist.Attribute.parse("[#linalg.iterator_type<parallel>]", ctx),
+            "operandSegmentSizes": dist.Attribute.parse("array<i32: 1, 1>", ctx),
+        },
+        ["f32", "f32"],
+    )
+    with pytest.raises(RuntimeError, match="still being built"):
+        f.return_(x)
+    # A body that raises is closed behind it.
+    g = m.function("g", [t])
+    [y] = g.arguments
+
+    def fails(e, _):
+        raise KeyError("in the body")
+
+    with pytest.raises(KeyError):
+        g.generic([y], [y], ["(d0) -> (d0)"] * 2, ["parallel"], fails)
+    g.return_(y)
