@@ -94,6 +94,8 @@ class Layout:
         if name == "serial":
             axes = []
         self.mesh = list(mesh) if mesh else [2] * len(axes) or [1]
+        if any(n < 1 for n in self.mesh):
+            raise ValueError(f"mesh sizes must be positive, not {self.mesh}")
         if len(self.mesh) != max(len(axes), 1):
             raise ValueError(f"layout {name} needs a mesh of {max(len(axes), 1)} axes")
         self.dp = axes.index("dp") if "dp" in axes else None
