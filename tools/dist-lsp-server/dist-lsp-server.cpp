@@ -6,7 +6,8 @@
 //  * the distribution check (--dist-verify-distributions: upstream ops'
 //    rules, incomplete gradient syncs, collectives under divergent
 //    control) joins the parse and verifier diagnostics the server
-//    publishes: the product's promise shows where people write IR;
+//    publishes: the product's promise shows where people write IR; a
+//    function marked {dist.complete} is checked after --dist-complete;
 //  * hover on a `#dist.tensor` or `#dist.mesh` (or an alias of one) inside
 //    a type says what the distribution means, with local and global shape;
 //  * the server calls itself dist-lsp-server with dist's version.
@@ -274,6 +275,13 @@ json::Array distributionDiagnostics(const DialectRegistry &registry,
     });
     PassManager pm(&context);
     pm.enableVerifier(false);
+    // A function written for completion ({dist.complete}) is checked as
+    // completion makes it, and completion's own errors (a conflict it
+    // cannot reshard) are reported at the ops; the remarks on the
+    // reshards it places are not problems.
+    dist::DistCompleteOptions complete;
+    complete.remarks = false;
+    pm.addPass(dist::createDistComplete(complete));
     pm.addPass(dist::createDistVerifyDistributions());
     (void)pm.run(*module);
   }
