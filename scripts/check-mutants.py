@@ -31,6 +31,14 @@ MUTANTS = [
         "completion lets a later op pull a replicated value partial",
     ),
     (
+        "complete-fan-out-left-partial",
+        "lib/Dialect/Dist/Transforms/Complete.cpp",
+        "  if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
+        "  if (true || !d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
+        ["Dialect/Dist/complete.mlir", "Examples/gpt-layer.test"],
+        "completion leaves a partial sum with several uses partial (an allreduce per branch)",
+    ),
+    (
         "overlap-ignores-reduce-scatter",
         "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
         "    if (!isa<AllReduceOp, ReduceScatterOp>(user))",

@@ -347,3 +347,27 @@ func.func @replicated_first(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>,
   %s = arith.addf %dy, %p : tensor<4x8xf32>
   return %d1, %s : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// A partial sum with several uses is completed once, where it is made: left
+// partial, it would flow through the negation (linear) and be completed on
+// both branches, for the tanh and for the exp.
+// CHECK-LABEL: func.func @fan_out
+// CHECK-NEXT: %[[Y:.*]] = dist.matmul {{.*}} -> tensor<4x8xf32, #dist.tensor<#{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[Y]] : {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: math.tanh %[[R]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[R]] : tensor<4x8xf32>
+// CHECK-NEXT: math.exp %[[N]] : tensor<4x8xf32>
+// CHECK-NOT: dist.reshard
+func.func @fan_out(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>,
+                   %w: tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) attributes {dist.complete} {
+  // expected-remark @+1 {{completion: reshard of result #0 from [-1, -1] partial [0 : sum] to replicated where it is made: its 2 uses take the complete sum}}
+  %y = dist.matmul %x, %w : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 0]>>, tensor<8x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32>
+  %a = math.tanh %y : tensor<4x8xf32>
+  %n = arith.negf %y : tensor<4x8xf32>
+  %c = math.exp %n : tensor<4x8xf32>
+  return %a, %c : tensor<4x8xf32>, tensor<4x8xf32>
+}

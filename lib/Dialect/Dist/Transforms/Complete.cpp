@@ -163,6 +163,8 @@ private:
   LogicalResult visitRuleOp(Operation *op, DistributionRuleInterface rule);
   LogicalResult visitOpWithoutRule(Operation *op);
   Operation *hoistCompletion(OpOperand &use);
+  /// Completes a partial sum with several uses where it is made.
+  void completeFanOut(Operation *op, OpResult result);
   /// Takes back reshards inserted on trial: each use gets its old value.
   void undoReshards(ArrayRef<std::pair<OpOperand *, Value>> undo) {
     for (auto [use, old] : undo) {
@@ -989,6 +991,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
       decided = op->getOperand(0).getType();
     if (isUndecided(result)) {
       decide(result, decided, op);
+      completeFanOut(op, cast<OpResult>(result));
       continue;
     }
     if (rules::holds(distOf(result), computed, type.getRank()))
@@ -1033,6 +1036,32 @@ LogicalResult Completion::visitRuleOp(Operation *op,
     }
   }
   return success();
+}
+
+/// A partial sum that several ops use is completed right after the op that
+/// makes it, once. Left partial, it would flow through each use that passes
+/// it on linearly and be completed on every branch: the gradient of a
+/// LayerNorm's output, partial after a column-parallel backward, would make
+/// its parameters' gradients and its input's gradient partial, three
+/// allreduces where Megatron has one, and too late for
+/// --dist-matmul-grad-overlap to hide behind the dW matmul. A sum with one
+/// use stays partial, so that a later reshard can still be a
+/// reduce-scatter or be hoisted (hoistCompletion).
+void Completion::completeFanOut(Operation *op, OpResult result) {
+  TensorDistAttr d = distOf(result);
+  if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||
+      !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {
+        return p.second != ReductionKind::Sum && p.second != ReductionKind::Avg;
+      }))
+    return;
+  size_t uses = llvm::range_size(result.getUses());
+  Type complete = withDist(result.getType(), d.dropPartial(d.getPartialAxes()));
+  if (failed(reshardUses(result, complete)))
+    return;
+  remarkAt(op, "completion: reshard of result #")
+      << result.getResultNumber() << " from " << describe(d)
+      << " to replicated where it is made: its " << uses
+      << " uses take the complete sum";
 }
 
 /// Ops that pass values on or make them from nothing; their edges (or the
