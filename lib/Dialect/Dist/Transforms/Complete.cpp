@@ -164,7 +164,7 @@ private:
   LogicalResult visitOpWithoutRule(Operation *op);
   Operation *hoistCompletion(OpOperand &use);
   /// Completes a partial sum with several uses where it is made.
-  void completeFanOut(Operation *op, OpResult result);
+  LogicalResult completeFanOut(Operation *op, OpResult result);
   /// Takes back reshards inserted on trial: each use gets its old value.
   void undoReshards(ArrayRef<std::pair<OpOperand *, Value>> undo) {
     for (auto [use, old] : undo) {
@@ -991,7 +991,8 @@ LogicalResult Completion::visitRuleOp(Operation *op,
       decided = op->getOperand(0).getType();
     if (isUndecided(result)) {
       decide(result, decided, op);
-      completeFanOut(op, cast<OpResult>(result));
+      if (failed(completeFanOut(op, cast<OpResult>(result))))
+        return failure();
       continue;
     }
     if (rules::holds(distOf(result), computed, type.getRank()))
@@ -1047,21 +1048,22 @@ LogicalResult Completion::visitRuleOp(Operation *op,
 /// --dist-matmul-grad-overlap to hide behind the dW matmul. A sum with one
 /// use stays partial, so that a later reshard can still be a
 /// reduce-scatter or be hoisted (hoistCompletion).
-void Completion::completeFanOut(Operation *op, OpResult result) {
+LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
   TensorDistAttr d = distOf(result);
   if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||
       !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {
         return p.second != ReductionKind::Sum && p.second != ReductionKind::Avg;
       }))
-    return;
+    return success();
   size_t uses = llvm::range_size(result.getUses());
-  Type complete = withDist(result.getType(), d.dropPartial(d.getPartialAxes()));
-  if (failed(reshardUses(result, complete)))
-    return;
+  TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
+  if (failed(reshardUses(result, withDist(result.getType(), complete))))
+    return failure();
   remarkAt(op, "completion: reshard of result #")
-      << result.getResultNumber() << " from " << describe(d)
-      << " to replicated where it is made: its " << uses
+      << result.getResultNumber() << " from " << describe(d) << " to "
+      << describe(complete) << " where it is made: its " << uses
       << " uses take the complete sum";
+  return success();
 }
 
 /// Ops that pass values on or make them from nothing; their edges (or the
