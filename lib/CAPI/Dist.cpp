@@ -92,10 +92,8 @@ MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(unwrap(source), unwrap(sourceName)),
       llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(unwrap(ctx)));
-  if (module && isBytecodeInput(unwrap(source)) &&
-      failed(checkParsedNesting(*module)))
+  OwningOpRef<ModuleOp> module = parseInput(sourceMgr, unwrap(ctx));
+  if (!module)
     return MlirModule{nullptr};
   return MlirModule{module.release().getOperation()};
 }

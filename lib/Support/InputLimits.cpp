@@ -7,9 +7,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
@@ -256,24 +259,65 @@ LogicalResult dist::checkParsedNesting(Operation *root, unsigned limit) {
   return failure();
 }
 
-namespace {
-struct CheckInputNestingPass
-    : public PassWrapper<CheckInputNestingPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckInputNestingPass)
+LogicalResult dist::verifyInput(Operation *root) {
+  bool ok = true;
+  root->walk([&](Operation *op) {
+    auto groups = op->getAttrOfType<ArrayAttr>("reassociation");
+    if (!groups)
+      return WalkResult::advance();
+    for (auto [i, group] : llvm::enumerate(groups)) {
+      auto dims = dyn_cast<ArrayAttr>(group);
+      if (dims && !dims.empty())
+        continue;
+      op->emitOpError("reassociation group #")
+          << i << " is empty: every group must name at least one dim";
+      ok = false;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!ok)
+    return failure();
+  return verify(root);
+}
 
-  StringRef getArgument() const override { return "dist-check-input-nesting"; }
+OwningOpRef<ModuleOp> dist::parseInput(llvm::SourceMgr &sourceMgr,
+                                       MLIRContext *context) {
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+      sourceMgr, ParserConfig(context, /*verifyAfterParse=*/false));
+  if (!module)
+    return nullptr;
+  llvm::StringRef buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  if ((isBytecodeInput(buffer) && failed(checkParsedNesting(*module))) ||
+      failed(verifyInput(*module)))
+    return nullptr;
+  return module;
+}
+
+namespace {
+struct CheckInputPass : public PassWrapper<CheckInputPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckInputPass)
+
+  CheckInputPass(bool bytecode, bool verify)
+      : bytecode(bytecode), verify(verify) {}
+
+  StringRef getArgument() const override { return "dist-check-input"; }
   StringRef getDescription() const override {
-    return "Reject input (bytecode) that nests deeper than dist's tools "
-           "accept";
+    return "Reject input that nests deeper than dist's tools accept or that "
+           "upstream verifiers would crash on, then verify it";
   }
   void runOnOperation() override {
-    if (failed(dist::checkParsedNesting(getOperation())))
+    if ((bytecode && failed(dist::checkParsedNesting(getOperation()))) ||
+        (verify && failed(dist::verifyInput(getOperation()))))
       signalPassFailure();
     markAllAnalysesPreserved();
   }
+
+  bool bytecode, verify;
 };
 } // namespace
 
-std::unique_ptr<Pass> dist::createCheckInputNestingPass() {
-  return std::make_unique<CheckInputNestingPass>();
+std::unique_ptr<Pass> dist::createCheckInputPass(bool bytecode, bool verify) {
+  return std::make_unique<CheckInputPass>(bytecode, verify);
 }

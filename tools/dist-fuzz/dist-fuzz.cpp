@@ -112,11 +112,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dist::checkNestingDepth(text))
     return 0;
   MLIRContext &ctx = getContext();
-  ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
-  if (module && dist::isBytecodeInput(text) &&
-      failed(dist::checkParsedNesting(*module)))
-    return 0;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(text, "input"),
+                               llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = dist::parseInput(sourceMgr, &ctx);
   if (!module || parseOnly)
     return 0;
   PassManager pm(&ctx, ModuleOp::getOperationName());

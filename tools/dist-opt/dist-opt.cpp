@@ -129,20 +129,21 @@ int main(int argc, char **argv) {
   }
   // Text is checked before it is parsed; bytecode, which is read without
   // recursion, right after (the first pass), before anything that recurses.
+  // The parser does not verify: the first pass does, after refusing what
+  // upstream verifiers would crash on (mlir::dist::verifyInput).
   bool bytecode = mlir::dist::isBytecodeInput(file->getBuffer());
-  if (passWallTime || bytecode) {
-    mlir::MlirOptMainConfig fromCommandLine = config;
-    config.setPassPipelineSetupFn(
-        [fromCommandLine, bytecode](mlir::PassManager &pm) {
-          if (bytecode)
-            pm.addPass(mlir::dist::createCheckInputNestingPass());
-          if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
-            return mlir::failure();
-          if (passWallTime)
-            pm.addInstrumentation(std::make_unique<PassWallTime>());
-          return mlir::success();
-        });
-  }
+  bool verify = config.shouldVerifyOnParsing();
+  config.verifyOnParsing(false);
+  mlir::MlirOptMainConfig fromCommandLine = config;
+  config.setPassPipelineSetupFn(
+      [fromCommandLine, bytecode, verify](mlir::PassManager &pm) {
+        pm.addPass(mlir::dist::createCheckInputPass(bytecode, verify));
+        if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
+          return mlir::failure();
+        if (passWallTime)
+          pm.addInstrumentation(std::make_unique<PassWallTime>());
+        return mlir::success();
+      });
   if (std::optional<std::string> tooDeep =
           mlir::dist::checkNestingDepth(file->getBuffer())) {
     llvm::errs() << file->getBufferIdentifier() << ": error: " << *tooDeep

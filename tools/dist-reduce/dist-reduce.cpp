@@ -453,13 +453,11 @@ int main(int argc, char **argv) {
     llvm::errs() << inputFile << ": error: " << *tooDeep << "\n";
     return EXIT_FAILURE;
   }
-  bool bytecode = dist::isBytecodeInput(file->getBuffer());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module ||
-      (bytecode && failed(dist::checkParsedNesting(module->getOperation()))))
+  OwningOpRef<ModuleOp> module = dist::parseInput(sourceMgr, &context);
+  if (!module)
     return EXIT_FAILURE;
 
   Tester tester(testScript,

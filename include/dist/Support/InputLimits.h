@@ -1,4 +1,4 @@
-//===- InputLimits.h - input that would overflow the stack ------*- C++ -*-===//
+//===- InputLimits.h - input that would crash the tools ---------*- C++ -*-===//
 //
 // MLIR's text parser recurses once per nested region, attribute or type, so
 // a few thousand levels of nesting overflow the stack (upstream mlir-opt
@@ -12,6 +12,8 @@
 #ifndef DIST_SUPPORT_INPUTLIMITS_H
 #define DIST_SUPPORT_INPUTLIMITS_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -19,7 +21,12 @@
 #include <optional>
 #include <string>
 
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
 namespace mlir {
+class MLIRContext;
 class Operation;
 class Pass;
 
@@ -47,9 +54,22 @@ std::optional<std::string> checkNestingDepth(llvm::StringRef buffer,
 LogicalResult checkParsedNesting(Operation *root,
                                  unsigned limit = kMaxInputNesting);
 
-/// A pass that runs checkParsedNesting on its operation: the first pass of
-/// a pipeline over bytecode input.
-std::unique_ptr<Pass> createCheckInputNestingPass();
+/// Reports what upstream's verifiers would crash on rather than diagnose,
+/// then runs the verifier on `root`. MLIR 22's tensor and memref
+/// expand_shape and collapse_shape verifiers read the first dim of every
+/// reassociation group, so an empty group is refused here, at the op.
+LogicalResult verifyInput(Operation *root);
+
+/// Parses the module in `sourceMgr` as dist's tools take input: without the
+/// parser's verification, then the nesting check (bytecode: text is checked
+/// before parsing, with checkNestingDepth) and verifyInput. Null, with the
+/// diagnostics emitted, when any of them fails.
+OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
+                                 MLIRContext *context);
+
+/// The first pass of a pipeline over input parsed without verification:
+/// checkParsedNesting when `bytecode`, then verifyInput when `verify`.
+std::unique_ptr<Pass> createCheckInputPass(bool bytecode, bool verify);
 
 } // namespace dist
 } // namespace mlir
