@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -787,6 +788,270 @@ struct CheckFiniteAndUnscaleLowering
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+/// The type an optimizer update computes in: f32 for narrower floats (as
+/// Paddle's master weights), else the element type.
+static Type updateComputeType(OpBuilder &b, Type element) {
+  return cast<FloatType>(element).getWidth() < 32 ? Type(b.getF32Type())
+                                                  : element;
+}
+
+static Value floatConstant(OpBuilder &b, Location loc, Type type, double v) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
+}
+
+/// An elementwise linalg.generic over `inputs` (all of `type`, with
+/// `scalars` of rank 0 read at every element) that yields `numResults`
+/// values of `type`: `body` gets the elements in the compute type.
+static SmallVector<Value> buildUpdate(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    unsigned numResults,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = type.getRank();
+  Type element = type.getElementType();
+  Type compute = updateComputeType(b, element);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineMap> maps(inputs.size() + numResults, identity);
+  SmallVector<Value> inits;
+  SmallVector<Type> types(numResults, type);
+  for (unsigned i = 0; i < numResults; ++i)
+    inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(), element));
+  auto generic = linalg::GenericOp::create(
+      b, loc, types, inputs, inits, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> wide;
+        for (Value arg : args.take_front(inputs.size()))
+          wide.push_back(castFloat(nb, nloc, arg, compute));
+        SmallVector<Value> out;
+        for (Value v : body(nb, nloc, wide))
+          out.push_back(castFloat(nb, nloc, v, element));
+        linalg::YieldOp::create(nb, nloc, out);
+      });
+  return SmallVector<Value>(generic.getResults());
+}
+
+namespace {
+/// dist.sgd: d = g + wd * p; v' = mu * v + d; p' = p - lr * v'.
+struct SgdLowering : public StaticShapeLowering<SgdOp> {
+  using StaticShapeLowering::StaticShapeLowering;
+
+  LogicalResult
+  lowerStatic(SgdOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = getTypeConverter()->convertType<RankedTensorType>(
+        op.getParam().getType());
+    Type compute = updateComputeType(rewriter, type.getElementType());
+    Value lr =
+        floatConstant(rewriter, loc, compute, op.getLr().convertToDouble());
+    Value mu = floatConstant(rewriter, loc, compute,
+                             op.getMomentum().convertToDouble());
+    Value wd = floatConstant(rewriter, loc, compute,
+                             op.getWeightDecay().convertToDouble());
+    SmallVector<Value> results = buildUpdate(
+        rewriter, loc, type,
+        ValueRange{adaptor.getParam(), adaptor.getGrad(),
+                   adaptor.getVelocity()},
+        2, [&](OpBuilder &b, Location l, ValueRange e) -> SmallVector<Value> {
+          Value d = arith::AddFOp::create(
+              b, l, e[1], arith::MulFOp::create(b, l, wd, e[0]));
+          Value v = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, mu, e[2]), d);
+          Value p = arith::SubFOp::create(b, l, e[0],
+                                          arith::MulFOp::create(b, l, lr, v));
+          return {p, v};
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// dist.adamw, with the bias corrections computed once from the step.
+struct AdamWLowering : public StaticShapeLowering<AdamWOp> {
+  using StaticShapeLowering::StaticShapeLowering;
+
+  LogicalResult
+  lowerStatic(AdamWOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = getTypeConverter()->convertType<RankedTensorType>(
+        op.getParam().getType());
+    Type compute = updateComputeType(rewriter, type.getElementType());
+    auto constant = [&](double v) {
+      return floatConstant(rewriter, loc, compute, v);
+    };
+    double lrValue = op.getLr().convertToDouble();
+    double beta1 = op.getBeta1().convertToDouble();
+    double beta2 = op.getBeta2().convertToDouble();
+    Value step = castFloat(rewriter, loc,
+                           tensor::ExtractOp::create(
+                               rewriter, loc, adaptor.getStep(), ValueRange{}),
+                           compute);
+    Value one = constant(1.0);
+    auto correction = [&](double beta) -> Value {
+      Value power = math::PowFOp::create(rewriter, loc, constant(beta), step);
+      return arith::SubFOp::create(rewriter, loc, one, power);
+    };
+    Value bc1 = correction(beta1), bc2 = correction(beta2);
+    Value decay =
+        constant(1.0 - lrValue * op.getWeightDecay().convertToDouble());
+    Value lr = constant(lrValue),
+          eps = constant(op.getEpsilon().convertToDouble());
+    Value b1 = constant(beta1), b2 = constant(beta2);
+    Value c1 = constant(1.0 - beta1), c2 = constant(1.0 - beta2);
+    SmallVector<Value> results = buildUpdate(
+        rewriter, loc, type,
+        ValueRange{adaptor.getParam(), adaptor.getGrad(), adaptor.getMoment1(),
+                   adaptor.getMoment2()},
+        3, [&](OpBuilder &b, Location l, ValueRange e) -> SmallVector<Value> {
+          auto mul = [&](Value x, Value y) {
+            return arith::MulFOp::create(b, l, x, y).getResult();
+          };
+          auto addf = [&](Value x, Value y) {
+            return arith::AddFOp::create(b, l, x, y).getResult();
+          };
+          Value m = addf(mul(b1, e[2]), mul(c1, e[1]));
+          Value v = addf(mul(b2, e[3]), mul(c2, mul(e[1], e[1])));
+          Value mHat = arith::DivFOp::create(b, l, m, bc1);
+          Value vHat = arith::DivFOp::create(b, l, v, bc2);
+          Value denom = addf(math::SqrtOp::create(b, l, vHat), eps);
+          Value update = mul(lr, arith::DivFOp::create(b, l, mHat, denom));
+          Value p = arith::SubFOp::create(b, l, mul(e[0], decay), update);
+          return {p, m, v};
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Packing
+//===----------------------------------------------------------------------===//
+
+/// `x` (static shape) as a 1-D tensor, row-major.
+static Value flatten(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  if (type.getRank() == 1)
+    return x;
+  if (type.getRank() == 0)
+    return tensor::FromElementsOp::create(
+        b, loc, flatType,
+        ValueRange{tensor::ExtractOp::create(b, loc, x, ValueRange{})});
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  return tensor::CollapseShapeOp::create(b, loc, flatType, x,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+/// The 1-D `flat` in `type`'s shape (the inverse of flatten).
+static Value unflatten(OpBuilder &b, Location loc, Value flat,
+                       RankedTensorType type) {
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    return tensor::FromElementsOp::create(
+        b, loc, type,
+        ValueRange{tensor::ExtractOp::create(b, loc, flat, ValueRange{zero})});
+  }
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
+namespace {
+/// dist.pack: each input flattened, zero-padded to rows x chunk, and put in
+/// its columns of the buffer.
+struct PackLowering : public StaticShapeLowering<PackOp> {
+  using StaticShapeLowering::StaticShapeLowering;
+
+  LogicalResult
+  lowerStatic(PackOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = getTypeConverter()->convertType<RankedTensorType>(op.getType());
+    int64_t rows = type.getDimSize(0);
+    Type element = type.getElementType();
+    Value buffer = buildZeros(rewriter, loc, type);
+    int64_t offset = 0;
+    for (Value input : adaptor.getInputs()) {
+      Value flat = flatten(rewriter, loc, input);
+      int64_t n = cast<RankedTensorType>(flat.getType()).getDimSize(0);
+      int64_t chunk = llvm::divideCeil(n, rows);
+      if (n != rows * chunk)
+        flat = tensor::InsertSliceOp::create(
+            rewriter, loc, flat,
+            buildZeros(rewriter, loc,
+                       RankedTensorType::get({rows * chunk}, element)),
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(n)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+      Value block = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({rows, chunk}, element), flat,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+      buffer = tensor::InsertSliceOp::create(
+          rewriter, loc, block, buffer,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                                 rewriter.getIndexAttr(chunk)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                 rewriter.getIndexAttr(1)});
+      offset += chunk;
+    }
+    rewriter.replaceOp(op, buffer);
+    return success();
+  }
+};
+
+/// dist.unpack: each result's columns, flattened, the padding dropped.
+struct UnpackLowering : public StaticShapeLowering<UnpackOp> {
+  using StaticShapeLowering::StaticShapeLowering;
+
+  LogicalResult
+  lowerStatic(UnpackOp op, OpAdaptor adaptor,
+              ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto bufferType = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t rows = bufferType.getDimSize(0);
+    Type element = bufferType.getElementType();
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (Type resultType : op.getResultTypes()) {
+      auto type = getTypeConverter()->convertType<RankedTensorType>(resultType);
+      int64_t n = type.getNumElements();
+      int64_t chunk = llvm::divideCeil(n, rows);
+      Value block = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({rows, chunk}, element),
+          adaptor.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+          ArrayRef<int64_t>{0, offset}, ArrayRef<int64_t>{rows, chunk},
+          ArrayRef<int64_t>{1, 1});
+      Value flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, RankedTensorType::get({rows * chunk}, element), block,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+      if (n != rows * chunk)
+        flat = tensor::ExtractSliceOp::create(
+            rewriter, loc, RankedTensorType::get({n}, element), flat,
+            ValueRange{}, ValueRange{}, ValueRange{}, ArrayRef<int64_t>{0},
+            ArrayRef<int64_t>{n}, ArrayRef<int64_t>{1});
+      results.push_back(unflatten(rewriter, loc, flat, type));
+      offset += chunk;
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+} // namespace
+
 /// The global row count of a table whose rows may be split (after
 /// --dist-parallel-embedding): -1 when its encoding does not say.
 static int64_t globalRows(Value weight) {
@@ -851,7 +1116,8 @@ void mlir::dist::populateDistToLinalgConversionPatterns(
                                                    copyTransposed);
   patterns.add<CheckFiniteAndUnscaleLowering, LookupLowering<EmbeddingOp>,
                LookupLowering<CEmbeddingOp>, LookupLowering<EmbeddingGradOp>,
-               LookupLowering<CEmbeddingGradOp>, ScaleLowering>(converter, ctx);
+               LookupLowering<CEmbeddingGradOp>, ScaleLowering, SgdLowering,
+               AdamWLowering, PackLowering, UnpackLowering>(converter, ctx);
   auto sites = std::make_shared<RuntimeSiteIds>();
   patterns.add<DropoutLowering, SeedLowering>(converter, ctx, sites);
 }
@@ -859,7 +1125,8 @@ void mlir::dist::populateDistToLinalgConversionPatterns(
 void mlir::dist::addDistToLinalgIllegalOps(ConversionTarget &target) {
   target.addIllegalOp<MatmulOp, MatmulGradOp, EmbeddingOp, CEmbeddingOp,
                       EmbeddingGradOp, CEmbeddingGradOp, DropoutOp, SeedOp,
-                      ScaleOp, CheckFiniteAndUnscaleOp>();
+                      ScaleOp, CheckFiniteAndUnscaleOp, SgdOp, AdamWOp, PackOp,
+                      UnpackOp>();
 }
 
 //===----------------------------------------------------------------------===//

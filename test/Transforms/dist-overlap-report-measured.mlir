@@ -27,7 +27,7 @@
 // JSON: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000,{{.*}}"measured":{"compute_us":100.000,"comm_us":150.000,"exposed_comm_us":150.000,"makespan_us":250.000,"calls":1,"ranks":2},"error_pct":{"compute":-84.0,"comm":-1.3,"exposed_comm":-12.0,"makespan":-40.8}}
 // JSON-SAME: {"name":"no_comm",{{.*}}"measured":{"compute_us":32.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":32.000,"calls":1,"ranks":1},"error_pct":{"compute":-50.0,"comm":null,"exposed_comm":null,"makespan":-50.0}}
 // A function the trace did not call has no measurement.
-// JSON-SAME: {"name":"not_called","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000,"collectives":{},"peak_live_bytes":16,"argument_bytes":32}
+// JSON-SAME: {"name":"not_called","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000,"collectives":{},"peak_live_bytes":16,"argument_bytes":32,"state_bytes":0,"unsharded_state_bytes":0}
 
 // Traces that cannot be compared are errors at the file.
 // RUN: not dist-opt %s --dist-overlap-report="measured-trace=%t.none.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE

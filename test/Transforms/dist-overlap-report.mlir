@@ -23,8 +23,8 @@
 // TABLE-NEXT: @no_comm per process: no collectives; peak live tensors 16 B, arguments 32 B
 
 // JSON: {"functions":[
-// JSON-SAME: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000,"collectives":{"dist.allreduce":{"count":2,"bytes":128}},"peak_live_bytes":144,"argument_bytes":96}
-// JSON-SAME: {"name":"no_comm","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000,"collectives":{},"peak_live_bytes":16,"argument_bytes":32}
+// JSON-SAME: {"name":"schedule","compute_us":16.000,"comm_us":148.000,"exposed_comm_us":132.000,"makespan_us":148.000,"collectives":{"dist.allreduce":{"count":2,"bytes":128}},"peak_live_bytes":144,"argument_bytes":96,"state_bytes":0,"unsharded_state_bytes":0}
+// JSON-SAME: {"name":"no_comm","compute_us":16.000,"comm_us":0.000,"exposed_comm_us":0.000,"makespan_us":16.000,"collectives":{},"peak_live_bytes":16,"argument_bytes":32,"state_bytes":0,"unsharded_state_bytes":0}
 // JSON-SAME: ]}
 
 // The report leaves the IR unchanged.

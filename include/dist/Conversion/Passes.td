@@ -60,6 +60,7 @@ def ConvertDistToLinalg : Pass<"convert-dist-to-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::mpi::MPIDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::dist::DistDialect"

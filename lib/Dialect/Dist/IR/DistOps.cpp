@@ -17,6 +17,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::dist;
 
@@ -711,6 +714,153 @@ LogicalResult CheckFiniteAndUnscaleOp::verifySignature() {
       failed(verifyOneElement(*this, getFoundInf().getType(), "found_inf")))
     return failure();
   return rules::verifyDistributionRule(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+/// `value` (named `name`) must be finite and at least 0 (above 0 with
+/// `positive`; below 1 with `belowOne`), or just finite with `anySign`. NaN
+/// fails every comparison, so it is refused too.
+static LogicalResult verifyHyperparameter(Operation *op, StringRef name,
+                                          APFloat value, bool anySign,
+                                          bool belowOne, bool positive) {
+  double v = value.convertToDouble();
+  bool ok = std::isfinite(v) && (anySign || (positive ? v > 0 : v >= 0)) &&
+            (!belowOne || v < 1.0);
+  if (ok)
+    return success();
+  SmallString<16> text;
+  value.toString(text);
+  InFlightDiagnostic diag = op->emitOpError() << name << " must be ";
+  if (belowOne)
+    diag << "in [0, 1)";
+  else if (anySign)
+    diag << "finite";
+  else
+    diag << "finite and " << (positive ? "> 0" : ">= 0");
+  return diag << ", got " << text;
+}
+
+LogicalResult SgdOp::verifySignature() {
+  if (failed(verifyHyperparameter(*this, "lr", getLr(), true, false, false)) ||
+      failed(verifyHyperparameter(*this, "momentum", getMomentum(), false, true,
+                                  false)) ||
+      failed(verifyHyperparameter(*this, "weight_decay", getWeightDecay(),
+                                  false, false, false)))
+    return failure();
+  return rules::verifyDistributionRule(*this);
+}
+
+LogicalResult AdamWOp::verifySignature() {
+  if (failed(verifyHyperparameter(*this, "lr", getLr(), true, false, false)) ||
+      failed(verifyHyperparameter(*this, "beta1", getBeta1(), false, true,
+                                  false)) ||
+      failed(verifyHyperparameter(*this, "beta2", getBeta2(), false, true,
+                                  false)) ||
+      failed(verifyHyperparameter(*this, "epsilon", getEpsilon(), false, false,
+                                  true)) ||
+      failed(verifyHyperparameter(*this, "weight_decay", getWeightDecay(),
+                                  false, false, false)))
+    return failure();
+  return rules::verifyDistributionRule(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// PackOp, UnpackOp
+//===----------------------------------------------------------------------===//
+
+/// The mesh axes splitting a tensor of `type` (any dims), ascending.
+static SmallVector<int64_t> splitAxes(TensorDistAttr dist) {
+  SmallVector<int64_t> axes;
+  if (dist)
+    for (int64_t axis : dist.getDimsMapping())
+      if (axis >= 0)
+        axes.push_back(axis);
+  llvm::sort(axes);
+  return axes;
+}
+
+/// Checks a pack or unpack: `buffer` is the 2-D buffer of rows, `tensors`
+/// the packed tensors (`what` names them: "input" or "result").
+static LogicalResult verifyPacking(Operation *op, RankedTensorType buffer,
+                                   TypeRange tensors, StringRef what) {
+  if (tensors.empty())
+    return op->emitOpError("needs at least one ") << what;
+  if (buffer.getRank() != 2 || !buffer.hasStaticShape())
+    return op->emitOpError("buffer must be a static 2-D tensor of rows, got ")
+           << buffer;
+  int64_t rows = buffer.getDimSize(0);
+  if (rows < 1)
+    return op->emitOpError("buffer must have at least one row, got ") << buffer;
+  Type element = buffer.getElementType();
+  TensorDistAttr bufferDist = getTensorDist(buffer);
+  bool awaiting = rules::isAwaitingCompletion(op);
+  int64_t columns = 0;
+  for (auto [i, type] : llvm::enumerate(tensors)) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getElementType() != element)
+      return op->emitOpError()
+             << what << " #" << i << " has element type "
+             << tensor.getElementType() << ", the buffer " << element;
+    if (!tensor.hasStaticShape())
+      return op->emitOpError() << what << " #" << i << " has the dynamic shape "
+                               << tensor << "; packing needs static shapes";
+    int64_t chunk = llvm::divideCeil(tensor.getNumElements(), rows);
+    if (chunk > std::numeric_limits<int64_t>::max() - columns)
+      return op->emitOpError("buffer size overflows");
+    columns += chunk;
+    if (awaiting)
+      continue;
+    TensorDistAttr dist = getTensorDist(tensor);
+    if (dist && bufferDist && dist.getMesh() != bufferDist.getMesh())
+      return op->emitOpError()
+             << what << " #" << i << " is distributed on mesh "
+             << dist.getMesh() << ", the buffer on " << bufferDist.getMesh();
+    if (splitAxes(dist) != splitAxes(bufferDist))
+      return op->emitOpError()
+             << what << " #" << i << " (" << tensor
+             << ") is split over other mesh axes than the buffer (" << buffer
+             << "): each process packs its own shards, so the buffer is "
+                "split over exactly the axes that split every tensor";
+    auto partials = [](TensorDistAttr d) {
+      return d ? d.getPartials()
+               : SmallVector<std::pair<int64_t, ReductionKind>>();
+    };
+    if (partials(dist) != partials(bufferDist))
+      return op->emitOpError()
+             << what << " #" << i << " (" << tensor
+             << ") is partial otherwise than the buffer (" << buffer << ")";
+  }
+  if (columns != buffer.getDimSize(1))
+    return op->emitOpError("buffer has ")
+           << buffer.getDimSize(1) << " columns; " << rows << " rows of the "
+           << what << "s' chunks need " << columns;
+  return success();
+}
+
+LogicalResult PackOp::verify() {
+  return checkOncePerSignature(*this, [&] {
+    return verifyPacking(*this, getType(), getInputs().getTypes(), "input");
+  });
+}
+
+LogicalResult UnpackOp::verify() {
+  return checkOncePerSignature(*this, [&] {
+    return verifyPacking(*this, getInput().getType(), getResults().getTypes(),
+                         "result");
+  });
+}
+
+LogicalResult UnpackOp::fold(FoldAdaptor,
+                             SmallVectorImpl<OpFoldResult> &results) {
+  // Unpacking what was just packed gives the packed tensors back.
+  auto pack = getInput().getDefiningOp<PackOp>();
+  if (!pack || pack.getInputs().getTypes() != getResults().getTypes())
+    return failure();
+  llvm::append_range(results, pack.getInputs());
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -652,6 +652,8 @@ void CEmbeddingOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void CEmbeddingGradOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void DropoutOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void ScaleOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void SgdOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
+void AdamWOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void CheckFiniteAndUnscaleOp::appendRuleAttributes(
     SmallVectorImpl<const void *> &) {}
 
@@ -910,6 +912,44 @@ FailureOr<SmallVector<Dist>>
 ScaleOp::inferResultDistributions(raw_ostream &whyNot) {
   return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
                      whyNot);
+}
+
+/// An optimizer update: elementwise and nonlinear over the parameter, the
+/// gradient and the states (the momentum of a partial gradient would be a
+/// sum of momenta); every result is distributed as they are. `step`, when
+/// present, must be the same on every process.
+static FailureOr<SmallVector<Dist>> optimizerRule(Operation *op,
+                                                  TypeRange elementwiseOperands,
+                                                  Value step,
+                                                  raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+  if (failed(mesh))
+    return failure();
+  if (step) {
+    Dist d = Dist::of(step.getType(), *mesh);
+    if (!d.partial.empty()) {
+      whyNot << "the step is partial; it must be the same on every process";
+      return failure();
+    }
+  }
+  FailureOr<Dist> r = inferElementwise(*mesh, elementwiseOperands,
+                                       Linearity::Nonlinear, whyNot);
+  if (failed(r))
+    return failure();
+  return SmallVector<Dist>(op->getNumResults(), *r);
+}
+
+FailureOr<SmallVector<Dist>>
+SgdOp::inferResultDistributions(raw_ostream &whyNot) {
+  return optimizerRule(*this, TypeRange(getOperands()), Value(), whyNot);
+}
+
+FailureOr<SmallVector<Dist>>
+AdamWOp::inferResultDistributions(raw_ostream &whyNot) {
+  return optimizerRule(
+      *this,
+      TypeRange(ValueRange{getParam(), getGrad(), getMoment1(), getMoment2()}),
+      getStep(), whyNot);
 }
 
 FailureOr<SmallVector<Dist>>

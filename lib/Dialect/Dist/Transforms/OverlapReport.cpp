@@ -78,6 +78,10 @@ struct FunctionReport {
   /// each value of the body from its op to its last use in the body's
   /// order, arguments apart (`argumentBytes`).
   int64_t peakLiveBytes = 0, argumentBytes = 0;
+  /// The optimizer states a process holds (the arguments marked
+  /// dist.state), and what it would hold unsharded: its shard of each
+  /// state's parameter, or the state itself without one.
+  int64_t stateBytes = 0, unshardedStateBytes = 0;
 
   Figures predicted() const { return {compute, comm, exposed, makespan}; }
 };
@@ -108,8 +112,22 @@ int64_t bytesOf(Type type) {
 /// nested regions count as their op's while it runs.
 void measureMemory(func::FuncOp func, FunctionReport &report) {
   Block &entry = func.getFunctionBody().front();
-  for (BlockArgument arg : entry.getArguments())
+  llvm::DenseMap<Attribute, int64_t> paramBytes;
+  for (BlockArgument arg : entry.getArguments()) {
     report.argumentBytes += bytesOf(arg.getType());
+    if (Attribute name =
+            func.getArgAttr(arg.getArgNumber(), DistDialect::kParamAttrName))
+      paramBytes[name] = bytesOf(arg.getType());
+  }
+  for (BlockArgument arg : entry.getArguments())
+    if (Attribute name =
+            func.getArgAttr(arg.getArgNumber(), DistDialect::kStateAttrName)) {
+      int64_t bytes = bytesOf(arg.getType());
+      report.stateBytes += bytes;
+      auto param = paramBytes.find(name);
+      report.unshardedStateBytes +=
+          param == paramBytes.end() ? bytes : param->second;
+    }
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t n = 0;
   for (Operation &op : entry)
@@ -226,7 +244,11 @@ void printTable(raw_ostream &os, ArrayRef<FunctionReport> reports) {
          << mib(kind.second.bytes) << ")";
     });
     os << "; peak live tensors " << mib(r.peakLiveBytes) << ", arguments "
-       << mib(r.argumentBytes) << "\n";
+       << mib(r.argumentBytes);
+    if (r.unshardedStateBytes)
+      os << "; optimizer states " << mib(r.stateBytes) << " (unsharded "
+         << mib(r.unshardedStateBytes) << ")";
+    os << "\n";
   }
 }
 
@@ -260,6 +282,8 @@ void printJson(raw_ostream &os, ArrayRef<FunctionReport> reports) {
           });
           json.attribute("peak_live_bytes", r.peakLiveBytes);
           json.attribute("argument_bytes", r.argumentBytes);
+          json.attribute("state_bytes", r.stateBytes);
+          json.attribute("unsharded_state_bytes", r.unshardedStateBytes);
           if (!r.measured)
             return;
           const Figures &m = r.measured->figures;

@@ -48,12 +48,29 @@ void mlir::dist::buildDistAutoParallelPipeline(
   embedding.requireRowSplit = options.requireRowSplit;
   pm.addPass(createDistParallelEmbedding(embedding));
   pm.addPass(createDistAmpCheckFinite());
+  // The optimizer states are sharded once the gradients' allreduces are
+  // final (AMP reads the whole gradients).
+  if (options.zeroStage != 0) {
+    DistShardOptimizerOptions shard;
+    shard.stage = options.zeroStage;
+    shard.dpAxes = llvm::to_vector(options.dpAxes);
+    pm.addPass(createDistShardOptimizer(shard));
+  }
   // Overlap last: it reorders the backward, which the others do not care
   // about, and it must see the final allreduces.
   auto overlap = withCostModel<DistMatmulGradOverlapOptions>(options);
   overlap.remarks = options.remarks;
   overlap.minOverlapRatio = options.minOverlapRatio;
   pm.addNestedPass<func::FuncOp>(createDistMatmulGradOverlap(overlap));
+  // Buckets after the overlap, which moves single allreduces, and before
+  // the streams, which make each bucket asynchronous.
+  if (options.bucketGradients) {
+    DistBucketGradientsOptions buckets;
+    buckets.bucketMb = options.bucketMb;
+    buckets.firstBucketMb = options.firstBucketMb;
+    buckets.dpAxes = llvm::to_vector(options.dpAxes);
+    pm.addNestedPass<func::FuncOp>(createDistBucketGradients(buckets));
+  }
   // Streams last: they turn the final collectives into futures and waits.
   DistAssignStreamsOptions streams;
   streams.mpAxes = llvm::to_vector(options.mpAxes);
@@ -69,7 +86,7 @@ void mlir::dist::registerDistPipelines() {
       "Completion, then the auto-parallel rewrites in order, between two "
       "checks of the distributions: dropout seeds, vocab-parallel embedding, "
       "AMP "
-      "check-finite, reshard lowering, matmul-grad overlap, stream "
-      "assignment",
+      "check-finite, optimizer sharding (zero-stage), matmul-grad overlap, "
+      "gradient buckets (bucket-gradients), stream assignment",
       buildDistAutoParallelPipeline);
 }

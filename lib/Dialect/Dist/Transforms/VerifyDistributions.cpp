@@ -14,6 +14,7 @@
 #include "dist/Analysis/Varying.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Transforms/Packing.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -508,6 +509,10 @@ static LogicalResult checkGradients(func::FuncOp func) {
     };
     auto gradType = dyn_cast<RankedTensorType>(grad.getType());
     if (!gradType)
+      continue;
+    // ZeRO stage 2 returns each process's shard of the packed gradient.
+    if (isPackedShardOf(gradType,
+                        cast<RankedTensorType>(func.getArgument(a).getType())))
       continue;
     if (dims(dist, gradType.getRank()) != dims(param, gradType.getRank())) {
       InFlightDiagnostic diag = ret.emitError("the gradient of \"")

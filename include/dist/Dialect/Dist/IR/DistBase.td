@@ -41,6 +41,7 @@ def Dist_Dialect : Dialect {
     | `dist.param = "w"` | function argument; result of the startup function | the parameter `w` |
     | `dist.startup` (unit) | function | the parameter initialisation function |
     | `dist.grad = "w"` | function result | the gradient of parameter `w` |
+    | `dist.state = "w"` | function argument or result | an optimizer state of parameter `w` (in the order the update takes them) |
     | `dist.loss_scale` (unit) | function argument | the AMP loss scale |
     | `dist.found_inf` (unit) | function result | AMP: a gradient was not finite somewhere |
     | `dist.recompute` (unit) | any op | a recomputed forward op |
@@ -86,6 +87,9 @@ def Dist_Dialect : Dialect {
         "dist.recompute";
     /// `{dist.grad = "w"}` on a function result: the gradient of `w`.
     static constexpr ::llvm::StringLiteral kGradAttrName = "dist.grad";
+    /// `{dist.state = "w"}` on a function argument or result: an optimizer
+    /// state (a momentum, a moment) of parameter `w`.
+    static constexpr ::llvm::StringLiteral kStateAttrName = "dist.state";
     /// `{dist.loss_scale}` (unit) on a function argument: the AMP loss scale.
     static constexpr ::llvm::StringLiteral kLossScaleAttrName =
         "dist.loss_scale";

@@ -755,4 +755,207 @@ def Dist_CheckFiniteAndUnscaleOp : Dist_SignatureVerifiedOp<"check_finite_and_un
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+// An optimizer update is elementwise over a parameter, its gradient and its
+// states, which all have one type; the step is one scalar. Being ops (rather
+// than a pattern of linalg.generics) lets --dist-shard-optimizer find the
+// parameter, the gradient and the states without matching arithmetic.
+class Dist_OptimizerOp<string mnemonic, list<Trait> traits = []>
+    : Dist_SignatureVerifiedOp<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<Dist_DistributionRuleInterface,
+                                  ["appendRuleAttributes"]>])> {
+  let extraClassDeclaration = [{
+    /// The part of the verifier that only the op's types and attributes
+    /// decide, run once per signature.
+    ::llvm::LogicalResult verifySignature();
+  }];
+}
+
+def Dist_SgdOp : Dist_OptimizerOp<"sgd", [
+    AllShapesMatch<["param", "grad", "velocity", "new_param", "new_velocity"]>,
+    AllElementTypesMatch<["param", "grad", "velocity", "new_param",
+                          "new_velocity"]>]> {
+  let summary = "SGD with momentum and weight decay (one step)";
+  let description = [{
+    One step of stochastic gradient descent with momentum (Paddle's
+    `momentum`, PyTorch's `SGD` without dampening or Nesterov):
+
+    ```
+    d             = grad + weight_decay * param
+    new_velocity  = momentum * velocity + d
+    new_param     = param - lr * new_velocity
+    ```
+
+    With `momentum = 0` it is plain SGD and the velocity is the last
+    update. Every operand and result has one shape and element type and is
+    distributed alike; the gradient must be complete (not partial): the
+    update is not linear in it once the velocity is kept. `lr` and `weight_decay` are finite and
+    `weight_decay >= 0`; `momentum` is in [0, 1).
+
+    The velocity is optimizer state: in a step function it is an argument
+    and a result marked `{dist.state = "<parameter>"}`, which
+    `--dist-shard-optimizer` shards over the data-parallel axis.
+
+    ```mlir
+    %w1, %v1 = dist.sgd %w, %g, %v lr = 1.000000e-01 momentum = 9.000000e-01
+        : (tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>)
+        -> (tensor<64x64xf32>, tensor<64x64xf32>)
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$param,
+    RankedTensorOf<[AnyFloat]>:$grad,
+    RankedTensorOf<[AnyFloat]>:$velocity,
+    F64Attr:$lr,
+    F64Attr:$momentum,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay
+  );
+  let results = (outs
+    RankedTensorOf<[AnyFloat]>:$new_param,
+    RankedTensorOf<[AnyFloat]>:$new_velocity
+  );
+  let assemblyFormat = [{
+    $param `,` $grad `,` $velocity `lr` `=` $lr `momentum` `=` $momentum
+    (`weight_decay` `=` $weight_decay^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Dist_AdamWOp : Dist_OptimizerOp<"adamw", [
+    AllShapesMatch<["param", "grad", "moment1", "moment2", "new_param",
+                    "new_moment1", "new_moment2"]>,
+    AllElementTypesMatch<["param", "grad", "moment1", "moment2", "new_param",
+                          "new_moment1", "new_moment2"]>]> {
+  let summary = "AdamW (one step, decoupled weight decay)";
+  let description = [{
+    One step of AdamW (Loshchilov and Hutter; Paddle's `adamw`, PyTorch's
+    `AdamW`), at step `step` (a rank-0 float tensor counting from 1, which
+    gives the bias corrections):
+
+    ```
+    p            = param * (1 - lr * weight_decay)
+    new_moment1  = beta1 * moment1 + (1 - beta1) * grad
+    new_moment2  = beta2 * moment2 + (1 - beta2) * grad^2
+    m_hat        = new_moment1 / (1 - beta1^step)
+    v_hat        = new_moment2 / (1 - beta2^step)
+    new_param    = p - lr * m_hat / (sqrt(v_hat) + epsilon)
+    ```
+
+    The parameter, gradient, moments and results have one shape and element
+    type and are distributed alike; the gradient must be complete (not partial), and `step` the same
+    on every process. `lr` is finite, `beta1` and `beta2` are in [0, 1),
+    `epsilon > 0` and `weight_decay >= 0`.
+
+    The moments are optimizer state: arguments and results marked
+    `{dist.state = "<parameter>"}` (first moment, then second).
+
+    ```mlir
+    %b1, %m1, %v1 = dist.adamw %b, %g, %m, %v, %t lr = 1.000000e-03
+        beta1 = 9.000000e-01 beta2 = 9.990000e-01 epsilon = 1.000000e-08
+        weight_decay = 1.000000e-02
+        : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<f32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[AnyFloat]>:$param,
+    RankedTensorOf<[AnyFloat]>:$grad,
+    RankedTensorOf<[AnyFloat]>:$moment1,
+    RankedTensorOf<[AnyFloat]>:$moment2,
+    0DTensorOf<[AnyFloat]>:$step,
+    F64Attr:$lr,
+    F64Attr:$beta1,
+    F64Attr:$beta2,
+    F64Attr:$epsilon,
+    DefaultValuedAttr<F64Attr, "0.0">:$weight_decay
+  );
+  let results = (outs
+    RankedTensorOf<[AnyFloat]>:$new_param,
+    RankedTensorOf<[AnyFloat]>:$new_moment1,
+    RankedTensorOf<[AnyFloat]>:$new_moment2
+  );
+  let assemblyFormat = [{
+    $param `,` $grad `,` $moment1 `,` $moment2 `,` $step `lr` `=` $lr
+    `beta1` `=` $beta1 `beta2` `=` $beta2 `epsilon` `=` $epsilon
+    (`weight_decay` `=` $weight_decay^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Packing tensors into flat buffers
+//===----------------------------------------------------------------------===//
+
+def Dist_PackOp : Dist_Op<"pack", [Pure]> {
+  let summary = "Flatten tensors into one buffer of equal rows, padded";
+  let description = [{
+    Packs the *local* tensors `inputs` into a 2-D buffer of `R` rows (the
+    result's first dim): each input is flattened (row-major), padded with
+    zeros to a multiple of `R` elements and cut into `R` equal chunks, and
+    row `r` of the result is the concatenation of every input's chunk `r`.
+    The result's second dim is the sum of the chunk lengths
+    (`ceil(numel / R)` per input). `dist.unpack` is its inverse.
+
+    With `R` the size of a data-parallel group, a reduce-scatter of the
+    buffer over that group leaves each process row `r`: the `r`-th shard of
+    every input, of equal size whatever the inputs' shapes. So parameters
+    whose sizes do not divide by the group are sharded without replicating
+    anything; only the padding (fewer than `R` elements per input) is
+    added. With `R = 1` it concatenates: one collective for many tensors.
+
+    Distribution: the inputs share one element type, one mesh, the same
+    partial axes and kinds, and the same set of mesh axes splitting them
+    (on any dims); the result has those partial axes and is split over
+    that set of axes, on any of its dims. The result's global value is the
+    processes' buffers in mesh order: a collective over an axis that does
+    not split the inputs sees equal-shaped buffers whose row `r` is the
+    `r`-th chunk on every process.
+
+    ```mlir
+    %b = dist.pack %w, %bias : tensor<13x8xf32>, tensor<7xf32>
+        -> tensor<2x56xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_UnpackOp : Dist_Op<"unpack", [Pure]> {
+  let summary = "Take tensors out of a buffer of rows: dist.pack's inverse";
+  let description = [{
+    The inverse of `dist.pack`: the operand is a 2-D buffer of `R` rows,
+    and result `i` takes its chunk from every row (the chunks in result
+    order, `ceil(numel_i / R)` elements each), concatenates them, drops the
+    padding and takes its own shape. The sum of the chunk lengths must be
+    the operand's second dim.
+
+    With `R = 1` it cuts one row into pieces: after a reduce-scatter of a
+    packed bucket, each process's row holds its shard of every tensor of
+    the bucket, and unpacking the row gives each tensor's shard (as a
+    `1 x chunk` tensor).
+
+    Distribution: as `dist.pack`'s, from the operand to the results.
+
+    ```mlir
+    %w, %bias = dist.unpack %b : tensor<2x56xf32>
+        -> tensor<13x8xf32>, tensor<7xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 #endif // DIST_DIALECT_DIST_IR_DISTOPS_TD

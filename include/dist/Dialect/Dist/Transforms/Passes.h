@@ -95,6 +95,23 @@ struct DistAutoParallelOptions
       *this, "sharding-axes",
       llvm::cl::desc("Streams: mesh axis names of the sharding role"),
       llvm::cl::list_init<std::string>(kDefaultShardingAxes)};
+  PassOptions::Option<int64_t> zeroStage{
+      *this, "zero-stage",
+      llvm::cl::desc("Optimizer sharding: ZeRO stage 1 or 2 over the dp "
+                     "axes (0: off)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> bucketGradients{
+      *this, "bucket-gradients",
+      llvm::cl::desc("Fuse the data-parallel gradient collectives into "
+                     "buckets"),
+      llvm::cl::init(false)};
+  PassOptions::Option<double> bucketMb{
+      *this, "bucket-mb", llvm::cl::desc("Buckets: bucket size in MiB"),
+      llvm::cl::init(25.0)};
+  PassOptions::Option<double> firstBucketMb{
+      *this, "first-bucket-mb",
+      llvm::cl::desc("Buckets: size of the first bucket in MiB"),
+      llvm::cl::init(1.0)};
   PassOptions::Option<double> peakTflops{
       *this, "peak-tflops",
       llvm::cl::desc("Cost model: peak TFLOP/s of one process"),

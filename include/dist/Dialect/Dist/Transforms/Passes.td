@@ -225,6 +225,106 @@ def DistAmpCheckFinite : Pass<"dist-amp-check-finite", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+
+def DistShardOptimizer : Pass<"dist-shard-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Shard optimizer states over the data-parallel axis (ZeRO)";
+  let description = [{
+    ZeRO stages 1 and 2 (DeepSpeed's `stage_1_and_2.py`, Paddle's sharding
+    pass) for the optimizer updates of a step function (`dist.sgd`,
+    `dist.adamw`): each process keeps and updates only its shard of every
+    optimizer state.
+
+    For each update whose tensors are on a mesh with a data-parallel axis
+    (named in `dp-axes`) of size `D > 1`:
+    * the parameter, its gradient and its states are packed
+      (`dist.pack`) into `D` rows of equal length, the tail zero-padded, so
+      a parameter whose size does not divide by `D` is sharded like any
+      other (never replicated);
+    * a gradient that a `dist.allreduce` sums over the data-parallel axis
+      is reduced by a `dist.reduce_scatter` of its packed buffer instead
+      (the allreduce's other axes, if any, are reduced first), at the
+      allreduce's place; a gradient already complete there is sliced
+      (`dist.all_slice`);
+    * the parameter is sliced, the update runs on the shards, and the
+      updated shards are gathered (`dist.all_gather`) and unpacked
+      (`dist.unpack`) into the updated parameter;
+    * each state (an argument marked `{dist.state = "<param>"}` that only
+      the update reads, and a result marked so that only the update makes)
+      becomes the shard: `1 x ceil(numel / D)` elements per process, split
+      over the axis, so its per-process memory is divided by `D`.
+
+    Stage 1 keeps every other use of the gradient whole: a use other than
+    the update reads the gathered, unpacked shard. Stage 2 keeps the
+    gradient only as shards: a result marked `{dist.grad}` that returns it
+    becomes the shard (other uses still read the gathered gradient).
+
+    The function's signature changes, so every `func.call` of it is
+    adapted: an argument of the old type is packed and sliced before the
+    call; a result is gathered and unpacked for any use but the same
+    argument of another call of the function, so a loop that threads the
+    states from step to step keeps them sharded.
+
+    Errors: a state that is not such an argument/result pair, a parameter
+    already split or partial over the data-parallel axis, a parameter
+    split over more than one other axis, an update outside the function's
+    body block, and a function referenced otherwise than by `func.call`.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "1",
+           "ZeRO stage: 1 shards the optimizer states, 2 also the returned "
+           "gradients">,
+    ListOption<"dpAxes", "dp-axes", "std::string",
+               "Mesh axis names of the data-parallel role (default: dp)",
+               "llvm::cl::list_init<std::string>(::mlir::dist::kDefaultDpAxes)">,
+  ];
+  let statistics = [
+    Statistic<"numUpdates", "num-updates", "Optimizer updates sharded">,
+  ];
+}
+
+def DistBucketGradients
+    : Pass<"dist-bucket-gradients", "::mlir::func::FuncOp"> {
+  let summary = "Fuse gradient collectives into buckets (DDP's reducer)";
+  let description = [{
+    One collective per gradient pays its latency once per gradient. As
+    PyTorch DDP's reducer and Paddle's `fuse_all_reduce`, this pass fuses
+    the data-parallel gradient collectives of a function into buckets.
+
+    The candidates are the `dist.allreduce`s over axes named in `dp-axes`,
+    and the `dist.reduce_scatter`s of a packed buffer (`rows x columns`,
+    scattered on the rows) over those axes that `--dist-shard-optimizer`
+    makes. Collectives fuse when they have the same mesh, axes, kind,
+    reduction, element type and operand distribution. In the order their
+    operands become ready (their definitions in the block), they fill a
+    bucket until it holds at least `first-bucket-mb` MiB (the first bucket)
+    or `bucket-mb` MiB (the others), DDP's 1 and 25; a collective whose
+    operand is ready only after a member's result is used starts a new
+    bucket.
+
+    A bucket of allreduces is one `dist.pack` of one row, one allreduce of
+    it and one `dist.unpack`; a bucket of reduce-scatters packs their
+    buffers row by row, so one reduce-scatter leaves every process its
+    shard of each, which the unpack of its row gives. The bucket's pack and
+    collective are issued right after its last operand is ready, the unpack
+    sits before the first use of a result: `--dist-assign-streams` then
+    makes it asynchronous, so it overlaps the rest of the backward. A
+    bucket of one collective is left as it is.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "Bucket size in MiB (DDP's bucket_cap_mb)">,
+    Option<"firstBucketMb", "first-bucket-mb", "double", "1.0",
+           "Size of the first bucket in MiB (DDP's first bucket)">,
+    ListOption<"dpAxes", "dp-axes", "std::string",
+               "Mesh axis names of the data-parallel role (default: dp)",
+               "llvm::cl::list_init<std::string>(::mlir::dist::kDefaultDpAxes)">,
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "num-buckets", "Buckets made">,
+    Statistic<"numFused", "num-fused", "Collectives fused into them">,
+  ];
+}
+
 def DistComplete : Pass<"dist-complete", "::mlir::ModuleOp"> {
   let summary = "Infer the distributions a program does not write";
   let description = [{
