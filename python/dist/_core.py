@@ -61,7 +61,8 @@ def overlap_report(module, **options):
     """The --dist-overlap-report of `module` as data: {"functions": [{"name",
     "compute_us", "comm_us", "exposed_comm_us", "makespan_us", "collectives"
     ({op name: {"count", "bytes"}}, per process), "peak_live_bytes",
-    "argument_bytes"}, ...]}.
+    "argument_bytes", "state_bytes", "unsharded_state_bytes" (the optimizer
+    states' memory per process, and unsharded)}, ...]}.
     `options` are the pass's (peak_tflops=..., link_latency_us=...,
     link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
     The module is not changed."""

@@ -201,35 +201,34 @@ def dense(a):
     return f"dense<[{flat}]> : tensor<{a.size}xf32>"
 
 
-def harness(layout, values):
-    """@main: every process's blocks of `values`, the step, the results
-    gathered and printed."""
-    L = layout
-    lines = []
-    n = [0]
+class Main:
+    """@main's lines: every process's blocks of global values, calls, and
+    results printed whole."""
 
-    def fresh(stem):
-        n[0] += 1
-        return f"%{stem}{n[0]}"
+    def __init__(self, layout):
+        self.L = layout
+        self.lines = []
+        self.n = 0
+        for a in range(len(layout.mesh)):
+            self.emit(f"%crd{a} = dist.process_coord #mesh axis = {a}")
 
-    def emit(line):
-        lines.append("  " + line)
+    def fresh(self, stem):
+        self.n += 1
+        return f"%{stem}{self.n}"
 
-    for a in range(len(L.mesh)):
-        emit(f"%crd{a} = dist.process_coord #mesh axis = {a}")
-    args = []
-    dims_of = dict(gpt_layer.PARAM_DIMS)
-    act = "b" + ("r" if L.sp else "s") + "h"
-    dims_of.update(x=act, target=act)
-    for name in gpt_layer.PARAMS + ["x", "target"]:
-        dims = dims_of[name]
-        g = values[name]
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def block(self, name, g, dims):
+        """This process's block of the global array `g`, of letters `dims`,
+        as the step takes it (encoded)."""
+        L = self.L
         gshape = "x".join(map(str, g.shape))
-        flat = fresh(name + "_flat")
-        emit(f"{flat} = arith.constant {dense(g)}")
-        whole = fresh(name + "_whole")
+        flat = self.fresh(name + "_flat")
+        self.emit(f"{flat} = arith.constant {dense(g)}")
+        whole = self.fresh(name + "_whole")
         groups = "[" + ", ".join(f"{i}" for i in range(g.ndim)) + "]"
-        emit(
+        self.emit(
             f"{whole} = tensor.expand_shape {flat} [{groups}] output_shape [{', '.join(map(str, g.shape))}] "
             f": tensor<{g.size}xf32> into tensor<{gshape}xf32>"
         )
@@ -239,46 +238,164 @@ def harness(layout, values):
             if axis is None:
                 offs.append("0")
                 continue
-            k = fresh("k")
-            emit(f"{k} = arith.constant {L.size(letter)} : index")
-            o = fresh("o")
-            emit(f"{o} = arith.muli %crd{axis}, {k} : index")
+            k = self.fresh("k")
+            self.emit(f"{k} = arith.constant {L.size(letter)} : index")
+            o = self.fresh("o")
+            self.emit(f"{o} = arith.muli %crd{axis}, {k} : index")
             offs.append(o)
         local = [L.size(x) for x in dims]
-        blk = fresh(name + "_blk")
-        emit(
+        blk = self.fresh(name + "_blk")
+        self.emit(
             f"{blk} = tensor.extract_slice {whole}[{', '.join(offs)}] [{', '.join(map(str, local))}] "
             f"[{', '.join('1' for _ in dims)}] : tensor<{gshape}xf32> to {L.ty(dims)}"
         )
-        arg = fresh(name)
-        emit(f"{arg} = tensor.cast {blk} : {L.ty(dims)} to {L.ty(dims, True)}")
-        args.append((arg, dims))
-    res_dims = ["", act] + [gpt_layer.PARAM_DIMS[p] for p in gpt_layer.PARAMS] * 2
-    res = [fresh("r") for _ in res_dims]
-    emit(
-        f"{', '.join(res)} = func.call @train_step({', '.join(a for a, _ in args)}) : "
-        f"({', '.join(L.ty(d, True) for _, d in args)}) -> "
-        f"({', '.join(L.ty(d, True) for d in res_dims)})"
-    )
-    for r, dims in zip(res, res_dims):
+        arg = self.fresh(name)
+        self.emit(f"{arg} = tensor.cast {blk} : {L.ty(dims)} to {L.ty(dims, True)}")
+        return arg
+
+    def call(self, args, arg_types, res_dims):
+        """Calls the step; its results."""
+        L = self.L
+        res = [self.fresh("r") for _ in res_dims]
+        self.emit(
+            f"{', '.join(res)} = func.call @train_step({', '.join(args)}) : "
+            f"({', '.join(arg_types)}) -> "
+            f"({', '.join(L.ty(d, True) for d in res_dims)})"
+        )
+        return res
+
+    def print_whole(self, r, dims):
+        L = self.L
         whole_ty = "tensor<" + "".join(f"{L.g[x]}x" for x in dims) + "f32"
-        rep = fresh("rep")
+        rep = self.fresh("rep")
         enc = ", #dist.tensor<#mesh, [" + ", ".join("-1" for _ in dims) + "]>"
-        emit(f"{rep} = dist.reshard {r} : {L.ty(dims, True)} -> {whole_ty}{enc}>")
-        plain = fresh("plain")
-        emit(f"{plain} = tensor.cast {rep} : {whole_ty}{enc}> to {whole_ty}>")
+        self.emit(f"{rep} = dist.reshard {r} : {L.ty(dims, True)} -> {whole_ty}{enc}>")
+        plain = self.fresh("plain")
+        self.emit(f"{plain} = tensor.cast {rep} : {whole_ty}{enc}> to {whole_ty}>")
         memref_ty = "memref<" + "".join(f"{L.g[x]}x" for x in dims) + "f32>"
-        buf = fresh("buf")
-        emit(f"{buf} = bufferization.to_buffer {plain} : {whole_ty}> to {memref_ty}")
-        u = fresh("u")
-        emit(f"{u} = memref.cast {buf} : {memref_ty} to memref<*xf32>")
-        emit(f"func.call @printMemrefF32({u}) : (memref<*xf32>) -> ()")
-    return (
-        "func.func private @printMemrefF32(memref<*xf32>)\n"
-        + "func.func @main() {\n"
-        + "\n".join(lines)
-        + "\n  return\n}\n"
+        buf = self.fresh("buf")
+        self.emit(f"{buf} = bufferization.to_buffer {plain} : {whole_ty}> to {memref_ty}")
+        u = self.fresh("u")
+        self.emit(f"{u} = memref.cast {buf} : {memref_ty} to memref<*xf32>")
+        self.emit(f"func.call @printMemrefF32({u}) : (memref<*xf32>) -> ()")
+
+    def text(self):
+        return (
+            "func.func private @printMemrefF32(memref<*xf32>)\n"
+            + "func.func @main() {\n"
+            + "\n".join(self.lines)
+            + "\n  return\n}\n"
+        )
+
+
+def act_dims(L):
+    return "b" + ("r" if L.sp else "s") + "h"
+
+
+def harness(layout, values):
+    """@main: every process's blocks of `values`, the step, the results
+    gathered and printed."""
+    L = layout
+    M = Main(L)
+    dims_of = dict(gpt_layer.PARAM_DIMS)
+    dims_of.update(x=act_dims(L), target=act_dims(L))
+    names_ = gpt_layer.PARAMS + ["x", "target"]
+    args = [M.block(n, values[n], dims_of[n]) for n in names_]
+    res_dims = ["", act_dims(L)] + [gpt_layer.PARAM_DIMS[p] for p in gpt_layer.PARAMS] * 2
+    res = M.call(args, [L.ty(dims_of[n], True) for n in names_], res_dims)
+    for r, dims in zip(res, res_dims):
+        M.print_whole(r, dims)
+    return M.text()
+
+
+def training_harness(layout, values, steps):
+    """@main for a layer with optimizer states: `steps` steps, each taking
+    the parameters and states the last returned (the states start at 0,
+    AdamW's step count at 1), then the parameters and states printed
+    whole."""
+    L = layout
+    M = Main(L)
+    P, D = gpt_layer.PARAMS, gpt_layer.PARAM_DIMS
+    n_states = gpt_layer.STATES[L.optimizer]
+    act = act_dims(L)
+    params = {p: M.block(p, values[p], D[p]) for p in P}
+    x, target = M.block("x", values["x"], act), M.block("target", values["target"], act)
+    states = {}
+    for p in P:
+        states[p] = []
+        for _ in range(n_states):
+            z = M.fresh(p + "_s")
+            M.emit(f"{z} = arith.constant dense<0.0> : {L.ty(D[p], True)}")
+            states[p].append(z)
+    arg_types = [L.ty(D[p], True) for p in P] + [L.ty(act, True)] * 2
+    arg_types += [L.ty(D[p], True) for p in P for _ in range(n_states)]
+    if L.optimizer == "adamw":
+        arg_types.append("tensor<f32>")
+    res_dims = ["", act] + [D[p] for p in P] * 2 + [D[p] for p in P for _ in range(n_states)]
+    for k in range(1, steps + 1):
+        args = [params[p] for p in P] + [x, target] + [v for p in P for v in states[p]]
+        if L.optimizer == "adamw":
+            t = M.fresh("t")
+            M.emit(f"{t} = arith.constant dense<{k}.0> : tensor<f32>")
+            args.append(t)
+        res = M.call(args, arg_types, res_dims)
+        new = res[2 + len(P) :]
+        params = dict(zip(P, new[: len(P)]))
+        flat = new[len(P) :]
+        states = {p: flat[i * n_states : (i + 1) * n_states] for i, p in enumerate(P)}
+    for p in P:
+        M.print_whole(params[p], D[p])
+    for p in P:
+        for v in states[p]:
+            M.print_whole(v, D[p])
+    return M.text()
+
+
+def training_check(spec, optimizer, mode, steps=3):
+    """The layer in layout `spec` with `optimizer`, lowered with the
+    pipeline's `mode` options, against the serial layer after `steps`
+    steps: every parameter and state within TOLERANCE."""
+    values = inputs(SIZES)
+
+    def run(spec, options):
+        L = gpt_layer.layout_spec(spec, SIZES, DROPOUT, optimizer)
+        text = gpt_layer.build(L) + training_harness(L, values, steps)
+        flags = f"--dist-auto-parallel='{options}'" if options else "--dist-auto-parallel"
+        return L, dist.run_on_mpi(text, int(np.prod(L.mesh)), pass_flags=flags)
+
+    if optimizer not in SERIAL:
+        SERIAL[optimizer] = run("serial:1", "")[1][0]
+    expected = SERIAL[optimizer]
+    L, ranks = run(spec, TRAINING_MODES[mode])
+    worst = 0.0
+    for got in ranks:
+        if len(got) != len(expected):
+            print(f"FAILED {spec} {optimizer} {mode}: {len(got)} arrays, expected {len(expected)}")
+            return False
+        for a, e in zip(got, expected):
+            a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+            worst = max(worst, float(np.max(np.abs(a - e))) / max(float(np.max(np.abs(e))), 1e-30))
+    ok = worst <= TOLERANCE
+    print(
+        f"{'ok' if ok else 'FAILED'}: {L.name} on [{', '.join(map(str, L.mesh))}] {optimizer} {mode}: "
+        f"{len(expected)} parameters and states after {steps} steps on {len(ranks)} processes, "
+        f"worst relative error {worst:.1e}"
     )
+    return ok
+
+
+# The serial layer's parameters and states after the steps, by optimizer.
+SERIAL = {}
+
+# The pipeline's options of each training mode.
+TRAINING_MODES = {
+    "base": "",
+    "zero1": "zero-stage=1",
+    "zero2": "zero-stage=2",
+    "buckets": "bucket-gradients=true first-bucket-mb=0.001 bucket-mb=0.002",
+    "zero1+buckets": "zero-stage=1 bucket-gradients=true first-bucket-mb=0.001 bucket-mb=0.002",
+    "zero2+buckets": "zero-stage=2 bucket-gradients=true first-bucket-mb=0.001 bucket-mb=0.002",
+}
 
 
 def names():
@@ -324,9 +441,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("layouts", nargs="+")
     parser.add_argument(
+        "--train",
+        action="store_true",
+        help="the layouts are LAYOUT:MESH/OPTIMIZER/MODE (e.g. dp:2/adamw/zero1): 3 steps "
+        f"with OPTIMIZER (momentum, adamw) under MODE ({', '.join(TRAINING_MODES)}) "
+        "against the serial layer",
+    )
+    parser.add_argument(
         "--print", action="store_true", help="print the program of the first layout"
     )
     args = parser.parse_args()
+    if args.train:
+        ok = True
+        for item in args.layouts:
+            spec, optimizer, mode = item.split("/")
+            ok = training_check(spec, optimizer, mode) and ok
+        return 0 if ok else 1
     if args.print:
         return 0 if check(args.layouts[0], True) else 1
     ok = True
