@@ -86,7 +86,7 @@ func.func @two_other_axes(%w: !S {dist.param = "w"}, %v: !S {dist.state = "w"}, 
 func.func @nested(%w: !W {dist.param = "w"}, %v: !W {dist.state = "w"}, %g: !W, %c: i1)
     -> (!W) {
   %r = scf.if %c -> (!W) {
-    // expected-error @+1 {{is not in the body block of its function, so --dist-shard-optimizer cannot shard its states}}
+    // expected-error @+1 {{is not in the body block of a function of one block, so --dist-shard-optimizer cannot shard its states}}
     %w1, %v1 = dist.sgd %w, %g, %v lr = 0.1 momentum = 0.9 : (!W, !W, !W) -> (!W, !W)
     scf.yield %w1 : !W
   } else {
@@ -110,4 +110,17 @@ func.func @take_address() {
   // expected-error @+1 {{references step, whose signature --dist-shard-optimizer changes; only func.call can be adapted}}
   %f = func.constant @step : (!W, !W, !W) -> (!W, !W)
   return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2], names = ["dp"]>
+!W = tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+func.func @blocks(%w: !W {dist.param = "w"}, %v: !W {dist.state = "w"}, %g: !W)
+    -> (!W, !W {dist.state = "w"}) {
+  // expected-error @+1 {{is not in the body block of a function of one block}}
+  %w1, %v1 = dist.sgd %w, %g, %v lr = 0.1 momentum = 0.9 : (!W, !W, !W) -> (!W, !W)
+  return %w1, %v1 : !W, !W
+^dead:
+  return %w, %v : !W, !W
 }

@@ -191,6 +191,14 @@ func.func @dynamic(%x: tensor<?xf32>) {
 
 // -----
 
+func.func @huge(%x: tensor<4611686018427387904x4xf32>) {
+  // expected-error @+1 {{input #0 ('tensor<4611686018427387904x4xf32>') has more elements than a 64-bit count holds}}
+  %b = dist.pack %x : tensor<4611686018427387904x4xf32> -> tensor<2x9223372036854775807xf32>
+  return
+}
+
+// -----
+
 #mesh = #dist.mesh<shape = [2, 2]>
 func.func @split_axes(%x: tensor<2x3xf32, #dist.tensor<#mesh, [1, -1]>>) {
   // Each process packs its own shard: a buffer claimed replicated would be

@@ -16,6 +16,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -807,9 +809,17 @@ static LogicalResult verifyPacking(Operation *op, RankedTensorType buffer,
     if (!tensor.hasStaticShape())
       return op->emitOpError() << what << " #" << i << " has the dynamic shape "
                                << tensor << "; packing needs static shapes";
-    int64_t chunk = llvm::divideCeil(tensor.getNumElements(), rows);
+    std::optional<int64_t> numel = 1;
+    for (int64_t size : tensor.getShape())
+      numel = numel ? llvm::checkedMul(*numel, size) : std::nullopt;
+    if (!numel)
+      return op->emitOpError()
+             << what << " #" << i << " (" << tensor
+             << ") has more elements than a 64-bit count holds";
+    int64_t chunk = llvm::divideCeil(*numel, rows);
     if (chunk > std::numeric_limits<int64_t>::max() - columns)
-      return op->emitOpError("buffer size overflows");
+      return op->emitOpError("buffer has more columns than a 64-bit count "
+                             "holds");
     columns += chunk;
     if (awaiting)
       continue;

@@ -370,13 +370,15 @@ struct DistShardOptimizerPass
   LogicalResult shardFunction(func::FuncOp func, ModuleOp module) {
     SmallVector<Update> updates;
     bool failedAny = false;
+    bool oneBlock = func.getBody().hasOneBlock();
     func.walk([&](Operation *op) {
       std::optional<Update> update = asUpdate(op);
       if (!update)
         return;
-      if (op->getBlock() != &func.getBody().front()) {
-        op->emitOpError("is not in the body block of its function, so "
-                        "--dist-shard-optimizer cannot shard its states");
+      if (!oneBlock || op->getBlock() != &func.getBody().front()) {
+        op->emitOpError("is not in the body block of a function of one "
+                        "block, so --dist-shard-optimizer cannot shard its "
+                        "states");
         failedAny = true;
         return;
       }
