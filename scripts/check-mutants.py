@@ -197,6 +197,41 @@ MUTANTS = [
         ["python/test_matmul_numerics.py"],
         "matmul_grad computes dX from y the wrong way round",
     ),
+    (
+        "adamw-no-bias-correction",
+        "lib/Conversion/DistToLinalg.cpp",
+        "Value mHat = arith::DivFOp::create(b, l, m, bc1);",
+        "Value mHat = m;",
+        ["Integration/zero.test"],
+        "AdamW's first moment is used without its bias correction",
+    ),
+    (
+        "unpack-drops-front",
+        "lib/Conversion/DistToLinalg.cpp",
+        "ValueRange{}, ValueRange{}, ValueRange{}, ArrayRef<int64_t>{0},\n"
+        "            ArrayRef<int64_t>{n}, ArrayRef<int64_t>{1});",
+        "ValueRange{}, ValueRange{}, ValueRange{},\n"
+        "            ArrayRef<int64_t>{rows * chunk - n}, ArrayRef<int64_t>{n},\n"
+        "            ArrayRef<int64_t>{1});",
+        ["Integration/zero.test"],
+        "unpacking drops the first elements instead of the padding",
+    ),
+    (
+        "shard-skips-other-axes",
+        "lib/Dialect/Dist/Transforms/ShardOptimizer.cpp",
+        "  if (!others.empty()) {",
+        "  if (false && !others.empty()) {",
+        ["Transforms/dist-shard-optimizer.mlir"],
+        "a gradient partial over dp and tp is reduce-scattered over dp only",
+    ),
+    (
+        "bucket-waits-for-late-gradient",
+        "lib/Dialect/Dist/Transforms/BucketGradients.cpp",
+        "if (!bucket.members.empty() && bucket.firstUse <= c.ready) {",
+        "if (false && !bucket.members.empty() && bucket.firstUse <= c.ready) {",
+        ["Transforms/dist-bucket-gradients.mlir"],
+        "a bucket takes a gradient that is ready only after a member's result is used",
+    ),
 ]
 
 

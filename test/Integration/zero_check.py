@@ -242,6 +242,43 @@ def main_function(L, values, steps):
     )
 
 
+def reference(values, steps):
+    """The serial step in numpy (float64), from the formulas: the arrays
+    @main prints, in its order."""
+    v = {k: a.astype(np.float64) for k, a in values.items()}
+    w1, w2, b, x, t = v["w1"], v["w2"], v["b"], v["x"], v["target"]
+    vel = np.zeros_like(w1)
+    m = {p: np.zeros_like(v[p]) for p in ("w2", "b")}
+    u = {p: np.zeros_like(v[p]) for p in ("w2", "b")}
+    param = {"w2": w2, "b": b}
+    for k in range(1, steps + 1):
+        h = x @ w1
+        y = h @ param["w2"] + param["b"]
+        dy = (y - t) / (B * OUT)
+        grads = {"w1": x.T @ (dy @ param["w2"].T), "w2": h.T @ dy, "b": dy.sum(axis=0)}
+        vel = MOMENTUM * vel + grads["w1"] + WD_SGD * w1
+        w1 = w1 - LR_SGD * vel
+        for p in ("w2", "b"):
+            g = grads[p]
+            decayed = param[p] * (1 - LR_ADAM * WD_ADAM)
+            m[p] = BETA1 * m[p] + (1 - BETA1) * g
+            u[p] = BETA2 * u[p] + (1 - BETA2) * g * g
+            m_hat = m[p] / (1 - BETA1**k)
+            u_hat = u[p] / (1 - BETA2**k)
+            param[p] = decayed - LR_ADAM * m_hat / (np.sqrt(u_hat) + EPS)
+    return [w1, param["w2"], param["b"], vel, m["w2"], u["w2"], m["b"], u["b"]] + [
+        grads[p] for p in PARAMS
+    ]
+
+
+def worst_error(got, expected):
+    worst = 0.0
+    for a, e in zip(got, expected):
+        a, e = np.asarray(a, np.float64).reshape(np.shape(e)), np.asarray(e, np.float64)
+        worst = max(worst, float(np.max(np.abs(a - e))) / max(float(np.max(np.abs(e))), 1e-30))
+    return worst
+
+
 def names():
     out = [f"new {p}" for p in PARAMS]
     out += [f"{p} state {k}" for p in PARAMS for k in range(OPTIMIZER[p][1])]
@@ -298,7 +335,13 @@ def main():
         print(program(L, args.steps))
         return 0
     expected = run(Layout(1, 1), "base", args.steps)[0]
-    ok = True
+    # The serial program itself against numpy: the optimizers' formulas.
+    worst = worst_error(expected, reference(initial_values(), args.steps))
+    ok = worst <= TOLERANCE
+    print(
+        f"{'ok' if ok else 'FAILED'}: serial: {len(expected)} arrays after {args.steps} steps "
+        f"against numpy, worst relative error {worst:.1e}"
+    )
     for config in args.configs:
         L, mode = parse(config)
         ranks = run(L, mode, args.steps)
