@@ -199,6 +199,15 @@ func.func @huge(%x: tensor<4611686018427387904x4xf32>) {
 
 // -----
 
+func.func @huge_columns(%x: tensor<4611686018427387904xf32>, %y: tensor<4611686018427387904xf32>) {
+  // Each input's element count fits; their columns together do not.
+  // expected-error @+1 {{buffer has more columns than a 64-bit count holds}}
+  %b = dist.pack %x, %y : tensor<4611686018427387904xf32>, tensor<4611686018427387904xf32> -> tensor<1x9223372036854775807xf32>
+  return
+}
+
+// -----
+
 #mesh = #dist.mesh<shape = [2, 2]>
 func.func @split_axes(%x: tensor<2x3xf32, #dist.tensor<#mesh, [1, -1]>>) {
   // Each process packs its own shard: a buffer claimed replicated would be
