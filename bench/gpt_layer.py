@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import gpt_layer  # noqa: E402
 
+OPTIMIZER_NAMES = {"sgd": "SGD", "momentum": "momentum SGD", "adamw": "AdamW"}
 DEFAULT = "serial:1 dp:2 tp:2 tp-sp:2 dp:4 tp:4 tp-sp:4 dp-tp:2,2 dp-tp-sp:2,2".split()
 
 
@@ -104,7 +105,8 @@ def main():
         sys.exit("gpt_layer.py: --reps must be at least 2")
     sizes = gpt_layer.sizes_of(args)
     print(
-        f"GPT layer step (forward, backward, {args.optimizer}), {gpt_layer.sizes_text(sizes)}, "
+        f"GPT layer step (forward, backward, {OPTIMIZER_NAMES[args.optimizer]}), "
+        f"{gpt_layer.sizes_text(sizes)}, "
         f"on this machine ({os.cpu_count()} CPUs)"
         + (f", --dist-auto-parallel='{args.options}'" if args.options else "")
         + ":"
