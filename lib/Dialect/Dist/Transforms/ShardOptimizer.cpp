@@ -20,6 +20,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <map>
+
 namespace mlir {
 namespace dist {
 #define GEN_PASS_DEF_DISTSHARDOPTIMIZER
@@ -56,9 +58,15 @@ struct Sharding {
 };
 
 /// The function's signature changes: the new type of each argument and
-/// result that changes, which the calls are adapted to.
+/// result that changes, which the calls are adapted to, in position order
+/// (so that the conversions at a call come out in a stable order).
 struct SignatureChange {
-  llvm::DenseMap<unsigned, Type> arguments, results;
+  std::map<unsigned, Type> arguments, results;
+
+  Type newArgument(unsigned index) const {
+    auto it = arguments.find(index);
+    return it == arguments.end() ? Type() : it->second;
+  }
 };
 } // namespace
 
@@ -349,7 +357,7 @@ adaptCalls(func::FuncOp func, FunctionType oldType,
       for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
         auto next = dyn_cast<func::CallOp>(use.getOwner());
         if (next && next.getCallee() == func.getSymName() &&
-            change.arguments.lookup(use.getOperandNumber()) == type)
+            change.newArgument(use.getOperandNumber()) == type)
           continue;
         if (!whole)
           whole = fromShard(b, loc, result, oldType.getResult(index),
