@@ -66,5 +66,6 @@ bool mlir::dist::isPackedShardOf(RankedTensorType shard,
   if (others.size() > 1 || (others.empty() ? other != -1 : other != others[0]))
     return false;
   int64_t size = dist.getMesh().getShape()[axis];
-  return shard.getDimSize(1) == llvm::divideCeil(param.getNumElements(), size);
+  return shard.getDimSize(1) ==
+         llvm::divideCeilSigned(param.getNumElements(), size);
 }
