@@ -308,6 +308,15 @@ bool TensorDistAttr::isReplicated() const {
          llvm::all_of(getDimsMapping(), [](int64_t axis) { return axis < 0; });
 }
 
+SmallVector<int64_t> TensorDistAttr::getSplitAxes() const {
+  SmallVector<int64_t> axes;
+  for (int64_t axis : getDimsMapping())
+    if (axis >= 0)
+      axes.push_back(axis);
+  llvm::sort(axes);
+  return axes;
+}
+
 std::optional<int64_t> TensorDistAttr::getDimOfMeshAxis(int64_t axis) const {
   for (auto [dim, a] : llvm::enumerate(getDimsMapping()))
     if (a == axis)

@@ -773,15 +773,10 @@ LogicalResult AdamWOp::verifySignature() {
 // PackOp, UnpackOp
 //===----------------------------------------------------------------------===//
 
-/// The mesh axes splitting a tensor of `type` (any dims), ascending.
+/// The mesh axes splitting a tensor distributed as `dist` (none without
+/// one).
 static SmallVector<int64_t> splitAxes(TensorDistAttr dist) {
-  SmallVector<int64_t> axes;
-  if (dist)
-    for (int64_t axis : dist.getDimsMapping())
-      if (axis >= 0)
-        axes.push_back(axis);
-  llvm::sort(axes);
-  return axes;
+  return dist ? dist.getSplitAxes() : SmallVector<int64_t>();
 }
 
 /// Checks a pack or unpack: `buffer` is the 2-D buffer of rows, `tensors`

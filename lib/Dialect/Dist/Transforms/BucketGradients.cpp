@@ -55,8 +55,6 @@ struct BucketKey {
   /// the axes that split them and the partial axes.
   SmallVector<int64_t> splitAxes;
   SmallVector<std::pair<int64_t, ReductionKind>> partial;
-
-  bool operator<(const BucketKey &) const = delete;
 };
 
 struct Bucket {

@@ -9,13 +9,8 @@ using namespace mlir;
 using namespace mlir::dist;
 
 SmallVector<int64_t> mlir::dist::splitAxesOf(Type type) {
-  SmallVector<int64_t> axes;
-  if (TensorDistAttr dist = getTensorDist(type))
-    for (int64_t axis : dist.getDimsMapping())
-      if (axis >= 0)
-        axes.push_back(axis);
-  llvm::sort(axes);
-  return axes;
+  TensorDistAttr dist = getTensorDist(type);
+  return dist ? dist.getSplitAxes() : SmallVector<int64_t>();
 }
 
 RankedTensorType

@@ -128,10 +128,10 @@ shardingOf(const Update &update, ArrayRef<std::string> dpAxes) {
     return op->emitOpError("cannot shard the optimizer state of ")
            << paramType << ": packing needs a static shape";
   s.rows = packedType(TypeRange(paramType), s.size, s.mesh, {-1, s.other});
-  s.shard = packedType(TypeRange(paramType), 1, s.mesh, {s.axis, s.other});
-  s.shard =
-      RankedTensorType::get({1, s.rows.getDimSize(1)},
-                            paramType.getElementType(), s.shard.getEncoding());
+  // One process's row of the rows: split over the axis.
+  s.shard = withTensorDist(RankedTensorType::get({1, s.rows.getDimSize(1)},
+                                                 paramType.getElementType()),
+                           TensorDistAttr::get(s.mesh, {s.axis, s.other}));
   return std::optional<Sharding>(s);
 }
 

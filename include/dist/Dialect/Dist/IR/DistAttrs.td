@@ -103,6 +103,8 @@ def Dist_TensorDistAttr : Dist_Attr<"TensorDist", "tensor",
     int64_t getMeshAxis(int64_t dim) const { return getDimsMapping()[dim]; }
     /// The tensor dimension split over mesh axis `axis`, if any.
     std::optional<int64_t> getDimOfMeshAxis(int64_t axis) const;
+    /// The mesh axes that split a dim (any dim), ascending.
+    ::llvm::SmallVector<int64_t> getSplitAxes() const;
     /// The pending reduction on mesh axis `axis`, if the tensor is partial there.
     std::optional<ReductionKind> getPartialKind(int64_t axis) const;
     bool isPartial() const { return !getPartialAxes().empty(); }
