@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every dist-fuzz target of a sanitizer build for a bounded time on the
 # seed corpus (the tests' and examples' programs, split at "// -----"), with
-# the dialect's dictionary. Prints a line per target (executions, findings)
-# and exits non-zero if any target found a crash, a sanitizer report, a
-# leak or a timeout; the input that did is kept in BUILD/fuzz/findings.
+# the dialect's dictionary. Prints a line per target with its executions and
+# its verdict (scripts/results.py decides it: passed, upstream or failed) and
+# exits non-zero if any target failed: a crash with a frame in dist's code, a
+# sanitizer report, a leak or a timeout. A crash whose every frame is in
+# LLVM/MLIR is shown with its input but fails nothing. The input of a finding
+# is kept in BUILD/fuzz/findings.
 #
 #   scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 20)
 set -euo pipefail
@@ -55,15 +58,6 @@ report() {
     head -c 8192 "$input" | base64
   fi
 }
-# Whether a report has a stack and none of its frames is dist's code
-# (the fuzz driver, which every input passes through, aside).
-upstream_only() {
-  local frames
-  frames=$(grep -E '^ *#[0-9]+ 0x' "$1" | grep -v -E 'dist-fuzz\.cpp| in fuzzer::| in (malloc|calloc|realloc|operator new)|libFuzzer|compiler-rt|libclang_rt|libc\.so|libstdc\+\+' || true)
-  [ -n "$frames" ] || return 1
-  # dist's code is linked into the fuzzer binary; LLVM's is libMLIR.so.
-  ! grep -q -E "$root/(lib|include|tools)/|mlir::dist::|/dist-fuzz(-[a-z-]+)?\+0x" <<< "$frames"
-}
 status=0
 for link in "$build"/bin/dist-fuzz-*; do
   target=$(basename "$link")
@@ -77,18 +71,20 @@ for link in "$build"/bin/dist-fuzz-*; do
     -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$work/findings/$target-" > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  if [ "$rc" -eq 0 ]; then
-    echo "fuzz: $target: ${runs:-?} executions, 0 findings"
-  elif upstream_only "$log"; then
-    # Every frame of the report is in LLVM/MLIR's own libraries (a parser
-    # of an upstream op, say): an upstream bug that dist cannot fix. It is
-    # shown with its input, but does not fail the run.
+  # The verdict (passed, upstream or failed) is decided by results.py, the
+  # one rule that scripts/test.sh's summary counts too.
+  verdict=$(/usr/bin/python3 "$root/scripts/results.py" fuzz-verdict "$log" "$rc" "$root")
+  case $verdict in
+  passed) echo "fuzz: $target: ${runs:-?} executions, passed, 0 findings" ;;
+  upstream)
+    # Every frame of the report is in LLVM/MLIR's own libraries: an
+    # upstream bug that dist cannot fix, shown with its input.
     echo "fuzz: $target: ${runs:-?} executions, upstream finding (no frame in dist's code); see $log"
+    report "$log" ;;
+  *)
+    echo "fuzz: $target: ${runs:-?} executions, failed: FINDING (exit $rc); see $log"
     report "$log"
-  else
-    echo "fuzz: $target: ${runs:-?} executions, FINDING (exit $rc); see $log"
-    report "$log"
-    status=1
-  fi
+    status=1 ;;
+  esac
 done
 exit $status
