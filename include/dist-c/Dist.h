@@ -269,8 +269,12 @@ typedef struct MlirDistReshardStep {
    *  "dist.reduce_scatter", "dist.all_to_all", "dist.all_slice" or
    *  "dist.make_partial" (owned by the library). */
   MlirStringRef opName;
-  /** The one mesh axis the step acts on. */
+  /** The first mesh axis the step acts on (its only one but for an
+   *  allreduce over several). */
   int64_t axis;
+  /** Every mesh axis the step acts on, in ascending order. */
+  const int64_t *axes;
+  intptr_t numAxes;
   /** The reduction of an allreduce, reduce-scatter or partial view. */
   MlirDistReductionKind reduction;
   /** The `#dist.tensor` after the step. */

@@ -80,8 +80,12 @@ void mlirDistRegisterAllPasses(void) {
 
 MlirModule mlirDistModuleCreateParse(MlirContext ctx, MlirStringRef source,
                                      MlirStringRef sourceName) {
-  if (std::optional<std::string> tooDeep = checkNestingDepth(unwrap(source))) {
-    emitError(FileLineColLoc::get(unwrap(ctx), unwrap(sourceName), 0, 0))
+  size_t offset = 0;
+  if (std::optional<std::string> tooDeep =
+          checkNestingDepth(unwrap(source), kMaxInputNesting, &offset)) {
+    auto [line, column] = lineAndColumn(unwrap(source), offset);
+    emitError(
+        FileLineColLoc::get(unwrap(ctx), unwrap(sourceName), line, column))
         << *tooDeep;
     return MlirModule{nullptr};
   }
@@ -666,7 +670,9 @@ MlirLogicalResult mlirDistPlanReshard(MlirType source, MlirType target,
   }
   for (const ReshardStep &step : plan->steps) {
     MlirDistReshardStep out{wrap(getStepOpName(step.kind)),
-                            step.axis,
+                            step.axes.front(),
+                            step.axes.data(),
+                            static_cast<intptr_t>(step.axes.size()),
                             static_cast<MlirDistReductionKind>(step.reduction),
                             wrap(Attribute(step.to)),
                             step.bytes,

@@ -1,6 +1,7 @@
 //===- InputLimits.cpp - input that would exhaust the stack ---------------===//
 
 #include "dist/Support/InputLimits.h"
+#include "dist/Support/ParserCrashGuard.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,25 +21,28 @@ bool dist::isBytecodeInput(llvm::StringRef buffer) {
   return isBytecode(llvm::MemoryBufferRef(buffer, ""));
 }
 
-std::optional<std::string> dist::checkNestingDepth(llvm::StringRef text,
-                                                   unsigned limit) {
+std::pair<unsigned, unsigned> dist::lineAndColumn(llvm::StringRef buffer,
+                                                  size_t offset) {
+  llvm::StringRef before = buffer.take_front(offset);
+  size_t lineStart = before.rfind('\n');
+  lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+  return {static_cast<unsigned>(before.count('\n')) + 1,
+          static_cast<unsigned>(offset - lineStart) + 1};
+}
+
+std::optional<std::string>
+dist::checkNestingDepth(llvm::StringRef text, unsigned limit, size_t *offset) {
   if (isBytecodeInput(text))
     return std::nullopt;
-  unsigned depth = 0, line = 1;
+  unsigned depth = 0;
   for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
     switch (c) {
-    case '\n':
-      ++line;
-      break;
     case '"':
       // Skip the string, escapes included.
-      for (++i; i < e && text[i] != '"'; ++i) {
+      for (++i; i < e && text[i] != '"'; ++i)
         if (text[i] == '\\')
           ++i;
-        else if (text[i] == '\n')
-          ++line;
-      }
       break;
     case '/':
       if (i + 1 < e && text[i + 1] == '/')
@@ -49,11 +53,13 @@ std::optional<std::string> dist::checkNestingDepth(llvm::StringRef text,
     case '[':
     case '{':
     case '<':
-      if (++depth > limit)
-        return "line " + std::to_string(line) + " nests more than " +
-               std::to_string(limit) +
-               " levels deep (regions, attributes or types), which the "
+      if (++depth > limit) {
+        if (offset)
+          *offset = i;
+        return "the input nests more than " + std::to_string(limit) +
+               " levels deep here (regions, attributes or types), which the "
                "parser would recurse through until the stack overflows";
+      }
       break;
     case '-':
       // "->" is an arrow, not a bracket.
@@ -72,6 +78,19 @@ std::optional<std::string> dist::checkNestingDepth(llvm::StringRef text,
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> dist::checkNestingDepthOf(llvm::StringRef name,
+                                                     llvm::StringRef buffer) {
+  size_t offset = 0;
+  std::optional<std::string> tooDeep =
+      checkNestingDepth(buffer, kMaxInputNesting, &offset);
+  if (!tooDeep)
+    return std::nullopt;
+  auto [line, column] = lineAndColumn(buffer, offset);
+  return (name + ":" + llvm::Twine(line) + ":" + llvm::Twine(column) +
+          ": error: " + *tooDeep)
+      .str();
 }
 
 namespace {
@@ -259,7 +278,7 @@ LogicalResult dist::checkParsedNesting(Operation *root, unsigned limit) {
   return failure();
 }
 
-LogicalResult dist::verifyInput(Operation *root) {
+LogicalResult dist::checkUpstreamVerifierCrashes(Operation *root) {
   bool ok = true;
   root->walk([&](Operation *op) {
     auto groups = op->getAttrOfType<ArrayAttr>("reassociation");
@@ -276,19 +295,40 @@ LogicalResult dist::verifyInput(Operation *root) {
     }
     return WalkResult::advance();
   });
-  if (!ok)
+  return success(ok);
+}
+
+LogicalResult dist::verifyInput(Operation *root) {
+  if (failed(checkUpstreamVerifierCrashes(root)))
     return failure();
   return verify(root);
 }
 
 OwningOpRef<ModuleOp> dist::parseInput(llvm::SourceMgr &sourceMgr,
                                        MLIRContext *context) {
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
-      sourceMgr, ParserConfig(context, /*verifyAfterParse=*/false));
+  OwningOpRef<ModuleOp> module;
+  const llvm::MemoryBuffer *main =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  llvm::StringRef buffer = main->getBuffer();
+  if (!runParserGuarded([&] {
+        module = parseSourceFile<ModuleOp>(
+            sourceMgr, ParserConfig(context, /*verifyAfterParse=*/false));
+      })) {
+    std::optional<ParserCrash> crash =
+        locateParserCrash(buffer, context->getDialectRegistry());
+    Location loc = FileLineColLoc::get(context, main->getBufferIdentifier(),
+                                       /*line=*/0, /*column=*/0);
+    if (crash) {
+      auto [line, column] = sourceMgr.getLineAndColumn(
+          llvm::SMLoc::getFromPointer(buffer.data() + crash->offset));
+      loc = FileLineColLoc::get(context, main->getBufferIdentifier(), line,
+                                column);
+    }
+    emitError(loc) << describeParserCrash(crash);
+    return nullptr;
+  }
   if (!module)
     return nullptr;
-  llvm::StringRef buffer =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
   if ((isBytecodeInput(buffer) && failed(checkParsedNesting(*module))) ||
       failed(verifyInput(*module)))
     return nullptr;

@@ -88,6 +88,9 @@ static MlirContext createContext(void) {
 // CHECK: diagnostic: expected operation name in quotes
 // CHECK: bad parse is null: 1
 // CHECK: unterminated parse is null: 0
+// CHECK: diagnostic: expected '['
+// CHECK: diagnostic: MLIR's parser of 'linalg.broadcast' crashed here: the input is malformed, and this is a bug in MLIR 22 itself
+// CHECK: crashing parse is null: 1
 static void testDialect(MlirContext ctx) {
   printf("testDialect\n");
   MlirDialect dialect =
@@ -127,6 +130,18 @@ static void testDialect(MlirContext ctx) {
   printf("unterminated parse is null: %d\n", mlirModuleIsNull(module));
   mlirModuleDestroy(module);
   free(exact);
+
+  /* Input MLIR 22's own op parser crashes on (ParserCrashGuard.h): an
+   * error at the place, and no module. */
+  module = mlirDistModuleCreateParse(
+      ctx,
+      mlirStringRefCreateFromCString(
+          "func.func @b(%a: tensor<2xf32>, %b: tensor<2x3xf32>) {\n"
+          "  %0 = linalg.broadcast ins(%a : tensor<2xf32>) outs(%b : "
+          "tensor<2x3xf32>) dimensions = \"a\"\n"
+          "  return\n}\n"),
+      mlirStringRefCreateFromCString("crash.mlir"));
+  printf("crashing parse is null: %d\n", mlirModuleIsNull(module));
 }
 
 // CHECK-LABEL: testReductionKinds
@@ -693,6 +708,8 @@ static int parseFile(const char *path) {
 // CHECK-NEXT: other global: 0
 // CHECK-NEXT: diagnostic: mlirDistPlanReshard: expected statically shaped #dist.tensor types, got 'tensor<8x16xf32>' and
 // CHECK-NEXT: plain: 0
+// CHECK-NEXT: step dist.allreduce axis 0 (axes 0 1) sum 896 B: #dist.tensor<#dist.mesh<shape = [2, 4]>, [-1, -1]>
+// CHECK-NEXT: partial over both: 1 steps 1
 // The transpose of an all-gather, on a partial-sum cotangent:
 // CHECK: %[[T:.*]] = dist.reduce_scatter %arg1 on {{.*}} axes = [1] reduce = sum
 // CHECK-NEXT: return %[[T]]
@@ -705,8 +722,15 @@ static int parseFile(const char *path) {
 // CHECK-NEXT: of a bare op: 0
 static void countStep(const MlirDistReshardStep *step, void *userData) {
   ++*(int *)userData;
-  printf("step %.*s axis %" PRId64 " %.*s %" PRId64 " B: ",
-         (int)step->opName.length, step->opName.data, step->axis,
+  printf("step %.*s axis %" PRId64, (int)step->opName.length, step->opName.data,
+         step->axis);
+  if (step->numAxes != 1) {
+    printf(" (axes");
+    for (intptr_t i = 0; i < step->numAxes; ++i)
+      printf(" %" PRId64, step->axes[i]);
+    printf(")");
+  }
+  printf(" %.*s %" PRId64 " B: ",
          (int)mlirDistReductionKindGetName(step->reduction).length,
          mlirDistReductionKindGetName(step->reduction).data, step->bytes);
   mlirAttributePrint(step->to, printToStdout, NULL);
@@ -740,6 +764,19 @@ static void testRedistribution(MlirContext ctx) {
       mlirRankedTensorTypeGet(2, global, f32, mlirAttributeGetNull());
   printf("plain: %d\n", mlirLogicalResultIsSuccess(mlirDistPlanReshard(
                             plain, whole, countStep, &steps)));
+
+  /* A sum pending over both axes: one allreduce over the whole mesh. */
+  int64_t partialAxes[] = {0, 1};
+  MlirDistReductionKind sums[] = {MlirDistReductionSum, MlirDistReductionSum};
+  MlirType partial = mlirRankedTensorTypeGet(
+      2, global, f32,
+      mlirDistTensorAttrGet(mesh, 2, none, 2, partialAxes, sums));
+  MlirType replicated = mlirRankedTensorTypeGet(
+      2, global, f32, mlirDistTensorAttrGet(mesh, 2, none, 0, NULL, NULL));
+  steps = 0;
+  planned = mlirDistPlanReshard(partial, replicated, countStep, &steps);
+  printf("partial over both: %d steps %d\n",
+         mlirLogicalResultIsSuccess(planned), steps);
 
   const char *source =
       "#mesh = #dist.mesh<shape = [2, 4]>\n"

@@ -10,7 +10,12 @@
 //    function marked {dist.complete} is checked after --dist-complete;
 //  * hover on a `#dist.tensor` or `#dist.mesh` (or an alias of one) inside
 //    a type says what the distribution means, with local and global shape;
-//  * the server calls itself dist-lsp-server with dist's version.
+//  * the server calls itself dist-lsp-server with dist's version;
+//  * a document that would crash the server (nested deeper than dist's
+//    tools accept, or input MLIR's own parser crashes on) is not shown to
+//    it: the server sees an empty document, and the proxy publishes the
+//    error dist-opt gives at its place. The server is sent each change as
+//    the whole text, so that what it sees never depends on what it missed.
 //
 // The server reads and writes pipes; the proxy reads the client's messages
 // (keeping each document's text), forwards them, and edits the server's
@@ -23,6 +28,7 @@
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Support/ParserCrashGuard.h"
 #include "dist/Version.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -146,6 +152,15 @@ public:
     open(uri, version, std::move(text));
   }
 
+  /// The newest version of `uri` kept.
+  std::optional<int64_t> newest(const std::string &uri) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = docs.find(uri);
+    if (it == docs.end() || it->second.empty())
+      return std::nullopt;
+    return it->second.rbegin()->first;
+  }
+
   void close(const std::string &uri) {
     std::lock_guard<std::mutex> lock(mutex);
     docs.erase(uri);
@@ -265,8 +280,9 @@ json::Array distributionDiagnostics(const DialectRegistry &registry,
     });
     if (dist::checkNestingDepth(text))
       return out;
-    OwningOpRef<ModuleOp> module =
-        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    // Guarded, and refusing what upstream's verifiers crash on, whatever
+    // the proxy decided about this text before.
+    OwningOpRef<ModuleOp> module = dist::parseInput(sourceMgr, &context);
     if (!module || parseFailed)
       return out;
     ScopedDiagnosticHandler collect(&context, [&](Diagnostic &d) {
@@ -440,9 +456,28 @@ std::string describeDist(dist::TensorDistAttr dist, RankedTensorType type) {
 std::optional<std::string> hoverText(const DialectRegistry &registry,
                                      StringRef text, size_t offset) {
   auto aliases = aliasesOf(text);
-  // The innermost #dist.tensor<...> / #dist.mesh<...> around the cursor.
+  // An alias reference (or definition) under the cursor: what it stands
+  // for, even inside a #dist.tensor<...> (a `#mesh` there is the mesh).
   size_t best = StringRef::npos, bestEnd = 0;
+  std::string attrText;
+  {
+    size_t start = offset, end = offset;
+    while (start > 0 && isIdentChar(text[start - 1]))
+      --start;
+    while (end < text.size() && isIdentChar(text[end]))
+      ++end;
+    if (start > 0 && text[start - 1] == '#' && start != end) {
+      auto it = aliases.find(text.slice(start, end).str());
+      if (it != aliases.end()) {
+        attrText = it->second;
+        best = start - 1;
+      }
+    }
+  }
+  // Else the innermost #dist.tensor<...> / #dist.mesh<...> around it.
   for (StringRef prefix : {"#dist.tensor<", "#dist.mesh<"}) {
+    if (!attrText.empty())
+      break;
     for (size_t at = text.find(prefix); at != StringRef::npos;
          at = text.find(prefix, at + 1)) {
       if (at > offset)
@@ -456,27 +491,16 @@ std::optional<std::string> hoverText(const DialectRegistry &registry,
       }
     }
   }
-  std::string attrText;
-  if (best != StringRef::npos) {
+  if (attrText.empty()) {
+    if (best == StringRef::npos)
+      return std::nullopt;
     attrText = text.slice(best, bestEnd).str();
-  } else {
-    // An alias reference (or definition) under the cursor.
-    size_t start = offset, end = offset;
-    while (start > 0 && isIdentChar(text[start - 1]))
-      --start;
-    while (end < text.size() && isIdentChar(text[end]))
-      ++end;
-    if (start == 0 || text[start - 1] != '#' || start == end)
-      return std::nullopt;
-    auto it = aliases.find(text.slice(start, end).str());
-    if (it == aliases.end())
-      return std::nullopt;
-    attrText = it->second;
-    best = start - 1;
   }
 
+  // Only what a distribution and its tensor type need: loading every
+  // registered dialect made a hover 30 times slower than the server's own.
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
+  context.getOrLoadDialect<dist::DistDialect>();
   ScopedDiagnosticHandler quiet(&context,
                                 [](Diagnostic &) { return success(); });
   Attribute attr = parseAttribute(expandAliases(attrText, aliases), &context);
@@ -503,6 +527,73 @@ std::optional<std::string> hoverText(const DialectRegistry &registry,
 }
 
 //===----------------------------------------------------------------------===//
+// Documents the server must not see
+//===----------------------------------------------------------------------===//
+
+/// Why the server must not parse `text` (it would crash), and where.
+struct Refusal {
+  size_t offset;
+  std::string message;
+};
+
+/// What the proxy found out about one version of a document before the
+/// server saw it.
+struct DocumentCheck {
+  /// Set when the server was shown an empty document instead.
+  std::optional<Refusal> refusal;
+  /// Whether the text parses (unverified) without an error: the errors the
+  /// server then reports are the verifier's.
+  bool parses = false;
+};
+
+DocumentCheck checkDocument(const DialectRegistry &registry, StringRef text) {
+  size_t offset = 0;
+  if (std::optional<std::string> tooDeep =
+          dist::checkNestingDepth(text, dist::kMaxInputNesting, &offset))
+    return {Refusal{offset, *tooDeep}, false};
+  // The parser is tried under the crash guard; only when it crashes does
+  // the search for where run.
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  bool parseErrors = false;
+  context.getDiagEngine().registerHandler([&](Diagnostic &d) {
+    parseErrors |= d.getSeverity() == DiagnosticSeverity::Error;
+  });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "dist-lsp-document"),
+      llvm::SMLoc());
+  auto block = std::make_unique<Block>();
+  if (dist::runParserGuarded([&] {
+        (void)parseSourceFile(sourceMgr, block.get(),
+                              ParserConfig(&context, false));
+      })) {
+    // Parsed (or failed with an error the server reports itself): what
+    // upstream's verifiers would crash on is refused at its op.
+    std::optional<Refusal> refusal;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      if (refusal)
+        return success();
+      size_t offset = 0;
+      if (auto loc = dyn_cast<FileLineColLoc>(d.getLocation()))
+        offset = offsetOf(text, loc.getLine() - 1, loc.getColumn() - 1);
+      refusal = Refusal{offset, d.str()};
+      return success();
+    });
+    bool parses = !parseErrors;
+    for (Operation &op : *block)
+      if (failed(dist::checkUpstreamVerifierCrashes(&op)))
+        break;
+    return {refusal, parses};
+  }
+  // What the crashed parse built is left as it is (ParserCrashGuard.h).
+  (void)block.release();
+  std::optional<dist::ParserCrash> crash =
+      dist::locateParserCrash(text, registry);
+  return {Refusal{crash ? crash->offset : 0, dist::describeParserCrash(crash)},
+          false};
+}
+
+//===----------------------------------------------------------------------===//
 // The proxy
 //===----------------------------------------------------------------------===//
 
@@ -518,11 +609,15 @@ public:
     forEachMessage(input, [&](const std::string &text) {
       if (text.empty())
         return;
-      if (llvm::Expected<json::Value> message = json::parse(text))
+      std::string forwarded = text;
+      if (llvm::Expected<json::Value> message = json::parse(text)) {
         observe(*message);
-      else
+        if (showDocument(*message))
+          forwarded = serialize(*message);
+      } else {
         llvm::consumeError(message.takeError());
-      writeFramed(serverIn, text);
+      }
+      writeFramed(serverIn, forwarded);
     });
   }
 
@@ -537,13 +632,7 @@ public:
         return;
       }
       edit(*message);
-      std::string out;
-      llvm::raw_string_ostream os(out);
-      if (pretty)
-        os << llvm::formatv("{0:2}", *message);
-      else
-        os << *message;
-      writeFramed(clientOut, out);
+      writeFramed(clientOut, serialize(*message));
     });
   }
 
@@ -572,6 +661,54 @@ private:
     }
   }
 
+  std::string serialize(const json::Value &message) const {
+    std::string out;
+    llvm::raw_string_ostream os(out);
+    if (pretty)
+      os << llvm::formatv("{0:2}", message);
+    else
+      os << message;
+    return out;
+  }
+
+  /// Rewrites a didOpen or didChange into what the server is to see: the
+  /// whole text, or an empty document when the text would crash it.
+  /// Returns whether it rewrote `message`.
+  bool showDocument(json::Value &message) {
+    json::Object *object = message.getAsObject();
+    std::optional<StringRef> method =
+        object ? object->getString("method") : std::nullopt;
+    if (!method || (*method != "textDocument/didOpen" &&
+                    *method != "textDocument/didChange"))
+      return false;
+    json::Object *params = object->getObject("params");
+    json::Object *doc = params ? params->getObject("textDocument") : nullptr;
+    std::optional<StringRef> uri = doc ? doc->getString("uri") : std::nullopt;
+    if (!uri)
+      return false;
+    std::optional<int64_t> version = doc->getInteger("version");
+    std::optional<std::string> text = documents.get(uri->str(), version);
+    if (!text)
+      return false;
+    DocumentCheck check = checkDocument(registry, *text);
+    bool refuse = check.refusal.has_value();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto &versions = checked[uri->str()];
+      versions[version.value_or(0)] = std::move(check);
+      // As many versions back as Documents keeps.
+      while (versions.size() > 8)
+        versions.erase(versions.begin());
+    }
+    std::string shown = refuse ? std::string() : std::move(*text);
+    if (*method == "textDocument/didOpen")
+      (*doc)["text"] = std::move(shown);
+    else
+      (*params)["contentChanges"] =
+          json::Array{json::Object{{"text", std::move(shown)}}};
+    return true;
+  }
+
   void observe(const json::Value &message) {
     const json::Object *object = message.getAsObject();
     if (!object)
@@ -597,6 +734,8 @@ private:
                          *changes);
     } else if (*method == "textDocument/didClose" && uri) {
       documents.close(uri->str());
+      std::lock_guard<std::mutex> lock(mutex);
+      checked.erase(uri->str());
     } else if (*method == "textDocument/hover" && uri) {
       const json::Value *id = object->get("id");
       const json::Object *position = params->getObject("position");
@@ -646,20 +785,53 @@ private:
     int64_t line, character;
   };
 
-  /// Replaces a hover with nothing to say (null) on a distribution.
+  /// What was found out about version `version` of `uri` (the newest when
+  /// not given) before the server saw it. A version is looked up, not the
+  /// document's state now: the server's answers about one version may
+  /// arrive after the next was refused or mended. Called with `mutex` held.
+  DocumentCheck checkOfVersion(const std::string &uri,
+                               std::optional<int64_t> version) {
+    auto it = checked.find(uri);
+    if (it == checked.end())
+      return {};
+    std::optional<int64_t> at = version ? version : documents.newest(uri);
+    auto check = at ? it->second.find(*at) : it->second.end();
+    if (check == it->second.end())
+      return {};
+    return check->second;
+  }
+
+  /// Says what a distribution under the cursor means: the whole answer
+  /// where the server has none (null), after the server's own otherwise (on
+  /// an alias it shows only the aliased text). Called with `mutex` held.
   void answerHover(json::Object &reply, const Hover &hover) {
-    const json::Value *result = reply.get("result");
-    if (!result || result->kind() != json::Value::Null)
+    json::Value *result = reply.get("result");
+    if (!result)
+      return;
+    json::Object *contents = nullptr;
+    if (result->kind() != json::Value::Null) {
+      json::Object *object = result->getAsObject();
+      contents = object ? object->getObject("contents") : nullptr;
+      if (!contents || !contents->getString("value"))
+        return;
+    }
+    // A refused document's fragments may be what crashes the parser.
+    if (checkOfVersion(hover.uri, std::nullopt).refusal)
       return;
     std::optional<std::string> text = documents.get(hover.uri, std::nullopt);
     if (!text)
       return;
     size_t offset = offsetOf(*text, hover.line, hover.character);
-    std::optional<std::string> contents = hoverText(registry, *text, offset);
-    if (!contents)
+    std::optional<std::string> meaning = hoverText(registry, *text, offset);
+    if (!meaning)
       return;
+    if (contents) {
+      std::string value = contents->getString("value")->str();
+      (*contents)["value"] = value + "\n\n" + *meaning;
+      return;
+    }
     reply["result"] = json::Object{
-        {"contents", json::Object{{"kind", "markdown"}, {"value", *contents}}}};
+        {"contents", json::Object{{"kind", "markdown"}, {"value", *meaning}}}};
   }
 
   void addDistributionDiagnostics(json::Object &notification) {
@@ -668,14 +840,39 @@ private:
       return;
     std::optional<StringRef> uri = params->getString("uri");
     json::Array *diagnostics = params->getArray("diagnostics");
+    if (!uri || !diagnostics)
+      return;
+    DocumentCheck check;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      check = checkOfVersion(uri->str(), params->getInteger("version"));
+    }
+    // MLIR's server files everything it finds while parsing, the
+    // verifier's errors included, as "Parse Error"; a text that parsed is
+    // wrong only by the verifier.
+    if (check.parses)
+      for (json::Value &d : *diagnostics)
+        if (json::Object *object = d.getAsObject())
+          if (object->getString("category") == StringRef("Parse Error"))
+            (*object)["category"] = "Verification Error";
     // Errors the server found (parse, verifier) come first: the check needs
     // valid IR.
-    if (!uri || !diagnostics || !diagnostics->empty())
+    if (!diagnostics->empty())
       return;
     std::optional<std::string> text =
         documents.get(uri->str(), params->getInteger("version"));
     if (!text)
       return;
+    if (const std::optional<Refusal> &refusal = check.refusal) {
+      auto [line, column] = dist::lineAndColumn(*text, refusal->offset);
+      diagnostics->push_back(
+          json::Object{{"category", "Input Refused"},
+                       {"source", "dist"},
+                       {"message", refusal->message},
+                       {"range", rangeAt(*text, line, column)},
+                       {"severity", 1}});
+      return;
+    }
     for (json::Value &d : distributionDiagnostics(registry, *text, *uri))
       diagnostics->push_back(std::move(d));
   }
@@ -687,6 +884,8 @@ private:
   std::mutex mutex;
   std::optional<json::Value> initializeId;
   std::vector<Hover> hovers;
+  /// What the proxy found out about each kept version of each document.
+  std::map<std::string, std::map<int64_t, DocumentCheck>> checked;
 };
 } // namespace
 

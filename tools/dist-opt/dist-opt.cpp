@@ -7,6 +7,7 @@
 
 #include "dist/InitAllDist.h"
 #include "dist/Support/InputLimits.h"
+#include "dist/Support/ParserCrashGuard.h"
 #include "dist/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -16,13 +17,16 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <atomic>
 #include <chrono>
 
 namespace mlir::dist::test {
@@ -40,6 +44,82 @@ static llvm::cl::opt<bool> passWallTime(
     llvm::cl::init(false));
 
 namespace {
+/// Whether an error was reported while a pipeline ran on the current input.
+std::atomic<bool> errorReported{false};
+
+/// MlirOptMain on one buffer with MLIR's parser guarded (ParserCrashGuard.h):
+/// a crash while parsing becomes a located error; once the input is parsed
+/// (the pipeline is set up after the parse) the guard is off, so that a
+/// crash in a pass is reported as one, with its stack trace.
+mlir::LogicalResult runGuarded(llvm::raw_ostream &os,
+                               std::unique_ptr<llvm::MemoryBuffer> buffer,
+                               mlir::DialectRegistry &registry,
+                               const mlir::MlirOptMainConfig &config) {
+  const llvm::MemoryBuffer &input = *buffer;
+  mlir::LogicalResult result = mlir::failure();
+  errorReported = false;
+  if (mlir::dist::runParserGuarded([&] {
+        result = mlir::MlirOptMain(
+            os,
+            llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(),
+                                             /*RequiresNullTerminator=*/false),
+            registry, config);
+      }))
+    return mlir::failure(mlir::failed(result) || errorReported);
+  std::optional<mlir::dist::ParserCrash> crash =
+      mlir::dist::locateParserCrash(input.getBuffer(), registry);
+  std::string message = mlir::dist::describeParserCrash(crash);
+  if (!crash) {
+    llvm::errs() << input.getBufferIdentifier() << ": error: " << message
+                 << "\n";
+    return mlir::failure();
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(), false),
+      llvm::SMLoc());
+  sourceMgr.PrintMessage(
+      llvm::errs(),
+      llvm::SMLoc::getFromPointer(input.getBufferStart() + crash->offset),
+      llvm::SourceMgr::DK_Error, message);
+  return mlir::failure();
+}
+
+/// runGuarded on each chunk of a split input, as MlirOptMain splits it. A
+/// chunk is preceded by as many empty lines as the input has before it, so
+/// that its diagnostics name the input's lines.
+mlir::LogicalResult runSplitGuarded(llvm::raw_ostream &os,
+                                    std::unique_ptr<llvm::MemoryBuffer> file,
+                                    mlir::DialectRegistry &registry,
+                                    const mlir::MlirOptMainConfig &split) {
+  std::string inputMarker = split.inputSplitMarker().str();
+  std::string outputMarker = split.outputSplitMarker().str();
+  mlir::MlirOptMainConfig config = split;
+  config.splitInputFile("");
+  llvm::StringRef whole = file->getBuffer();
+  std::string name = file->getBufferIdentifier().str();
+  // Each chunk's offset in the input: splitAndProcessBuffer hands chunks
+  // out in order, and each is found after the previous one.
+  size_t searchFrom = 0;
+  return mlir::splitAndProcessBuffer(
+      std::move(file),
+      [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
+          llvm::raw_ostream &chunkOs) {
+        llvm::StringRef text = chunk->getBuffer();
+        size_t at = whole.find(text, searchFrom);
+        std::string padded;
+        if (at != llvm::StringRef::npos) {
+          padded.assign(whole.take_front(at).count('\n'), '\n');
+          searchFrom = at + text.size();
+        }
+        padded += text;
+        return runGuarded(chunkOs,
+                          llvm::MemoryBuffer::getMemBufferCopy(padded, name),
+                          registry, config);
+      },
+      os, inputMarker, outputMarker);
+}
+
 /// Times the passes that run on the root operation. Nested pipelines run
 /// inside their adaptor pass, so they are timed whole, threads included.
 class PassWallTime : public mlir::PassInstrumentation {
@@ -135,19 +215,31 @@ int main(int argc, char **argv) {
   bool verify = config.shouldVerifyOnParsing();
   config.verifyOnParsing(false);
   mlir::MlirOptMainConfig fromCommandLine = config;
-  config.setPassPipelineSetupFn(
-      [fromCommandLine, bytecode, verify](mlir::PassManager &pm) {
-        pm.addPass(mlir::dist::createCheckInputPass(bytecode, verify));
-        if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
-          return mlir::failure();
-        if (passWallTime)
-          pm.addInstrumentation(std::make_unique<PassWallTime>());
-        return mlir::success();
-      });
-  if (std::optional<std::string> tooDeep =
-          mlir::dist::checkNestingDepth(file->getBuffer())) {
-    llvm::errs() << file->getBufferIdentifier() << ": error: " << *tooDeep
-                 << "\n";
+  bool verifyDiagnostics = config.shouldVerifyDiagnostics();
+  config.setPassPipelineSetupFn([fromCommandLine, bytecode, verify,
+                                 verifyDiagnostics](mlir::PassManager &pm) {
+    mlir::dist::suspendParserGuard();
+    // An error is a failure even where the pass that reported it went
+    // on (upstream's LLVM type conversion reports an unconvertible type
+    // and leaves the op as it was): dist-opt never exits 0 after one.
+    // Under -verify-diagnostics, the expected errors are the point.
+    if (!verifyDiagnostics)
+      pm.getContext()->getDiagEngine().registerHandler(
+          [](mlir::Diagnostic &diag) {
+            if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+              errorReported = true;
+            return mlir::failure(); // Printed by the next handler.
+          });
+    pm.addPass(mlir::dist::createCheckInputPass(bytecode, verify));
+    if (mlir::failed(fromCommandLine.setupPassPipeline(pm)))
+      return mlir::failure();
+    if (passWallTime)
+      pm.addInstrumentation(std::make_unique<PassWallTime>());
+    return mlir::success();
+  });
+  if (std::optional<std::string> tooDeep = mlir::dist::checkNestingDepthOf(
+          file->getBufferIdentifier(), file->getBuffer())) {
+    llvm::errs() << *tooDeep << "\n";
     return EXIT_FAILURE;
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
@@ -157,7 +249,10 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+          config.inputSplitMarker().empty()
+              ? runGuarded(output->os(), std::move(file), registry, config)
+              : runSplitGuarded(output->os(), std::move(file), registry,
+                                config)))
     return EXIT_FAILURE;
   output->keep();
   return EXIT_SUCCESS;

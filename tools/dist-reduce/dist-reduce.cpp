@@ -449,8 +449,8 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   if (std::optional<std::string> tooDeep =
-          dist::checkNestingDepth(file->getBuffer())) {
-    llvm::errs() << inputFile << ": error: " << *tooDeep << "\n";
+          dist::checkNestingDepthOf(inputFile, file->getBuffer())) {
+    llvm::errs() << *tooDeep << "\n";
     return EXIT_FAILURE;
   }
   llvm::SourceMgr sourceMgr;

@@ -40,11 +40,20 @@ constexpr unsigned kMaxInputNesting = 1000;
 bool isBytecodeInput(llvm::StringRef buffer);
 
 /// Why the text `buffer` nests (), [], {} or <> deeper than `limit`
-/// (outside strings and comments), naming the line; nothing when it does
-/// not, or when `buffer` is bytecode (which checkParsedNesting checks once
-/// it is read).
+/// (outside strings and comments); nothing when it does not, or when
+/// `buffer` is bytecode (which checkParsedNesting checks once it is read).
+/// `offset`, when given, is set to where the first bracket too deep is.
 std::optional<std::string> checkNestingDepth(llvm::StringRef buffer,
-                                             unsigned limit = kMaxInputNesting);
+                                             unsigned limit = kMaxInputNesting,
+                                             size_t *offset = nullptr);
+
+/// checkNestingDepth as a tool prints it: "NAME:LINE:COL: error: ...".
+std::optional<std::string> checkNestingDepthOf(llvm::StringRef name,
+                                               llvm::StringRef buffer);
+
+/// The 1-based line and column of `offset` in `buffer`.
+std::pair<unsigned, unsigned> lineAndColumn(llvm::StringRef buffer,
+                                            size_t offset);
 
 /// Checks, without recursing, that the regions under `root` and the
 /// attributes and types its ops carry (locations included) nest at most
@@ -54,10 +63,13 @@ std::optional<std::string> checkNestingDepth(llvm::StringRef buffer,
 LogicalResult checkParsedNesting(Operation *root,
                                  unsigned limit = kMaxInputNesting);
 
-/// Reports what upstream's verifiers would crash on rather than diagnose,
-/// then runs the verifier on `root`. MLIR 22's tensor and memref
-/// expand_shape and collapse_shape verifiers read the first dim of every
-/// reassociation group, so an empty group is refused here, at the op.
+/// Reports what upstream's verifiers would crash on rather than diagnose.
+/// MLIR 22's tensor and memref expand_shape and collapse_shape verifiers
+/// read the first dim of every reassociation group, so an empty group is
+/// refused here, at the op.
+LogicalResult checkUpstreamVerifierCrashes(Operation *root);
+
+/// checkUpstreamVerifierCrashes, then the verifier on `root`.
 LogicalResult verifyInput(Operation *root);
 
 /// Parses the module in `sourceMgr` as dist's tools take input: without the
