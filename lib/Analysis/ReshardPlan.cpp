@@ -46,7 +46,9 @@ public:
     return n;
   }
 
-  /// Every single-axis step from `dist`, in a fixed order, with its cost.
+  /// Every step from `dist`, in a fixed order, with its cost: one per axis
+  /// and kind, then an allreduce over every partial axis of one reduction
+  /// where there are several.
   /// Partial views are made only with the kinds in `kinds` (the
   /// destination's): a partial of another kind would have to be reduced
   /// again.
@@ -56,15 +58,21 @@ public:
     MeshAttr mesh = dist.getMesh();
     int64_t rank = globalShape.size();
     int64_t here = *localBytes(dist);
-    auto add = [&](ReshardStep::Kind kind, int64_t axis, AxisState to,
-                   ReductionKind reduction = ReductionKind::Sum) {
-      TensorDistAttr next = withAxisState(dist, axis, to);
+    auto addOver = [&](ReshardStep::Kind kind, ArrayRef<int64_t> axes,
+                       AxisState to,
+                       ReductionKind reduction = ReductionKind::Sum) {
+      TensorDistAttr next = dist;
+      int64_t g = 1;
+      for (int64_t axis : axes) {
+        next = withAxisState(next, axis, to);
+        g *= mesh.getAxisSize(axis);
+      }
       std::optional<int64_t> there = localBytes(next);
       if (!there)
         return;
-      int64_t g = mesh.getAxisSize(axis);
       double n = static_cast<double>(g);
-      ReshardStep step{kind, axis, reduction, next, 0, 0};
+      ReshardStep step{kind, SmallVector<int64_t, 1>(axes), reduction, next, 0,
+                       0,    std::max(here, *there)};
       switch (kind) {
       case ReshardStep::Kind::AllReduce:
         step.bytes = static_cast<int64_t>(2.0 * (n - 1) / n * here);
@@ -93,6 +101,10 @@ public:
         break;
       }
       out.push_back(step);
+    };
+    auto add = [&](ReshardStep::Kind kind, int64_t axis, AxisState to,
+                   ReductionKind reduction = ReductionKind::Sum) {
+      addOver(kind, {axis}, to, reduction);
     };
     auto freeDims = [&]() {
       SmallVector<int64_t> dims;
@@ -150,6 +162,22 @@ public:
         break;
       }
     }
+    // The partial axes of one reduction that are reducible now, reduced by
+    // one allreduce over their whole group (the order the encoding defines
+    // is kept: reducing each in ascending order gives the same value).
+    SmallVector<ReductionKind> kindsHere;
+    for (auto [axis, kind] : dist.getPartials())
+      if (!llvm::is_contained(kindsHere, kind))
+        kindsHere.push_back(kind);
+    for (ReductionKind kind : kindsHere) {
+      SmallVector<int64_t> axes;
+      for (auto [axis, axisKind] : dist.getPartials())
+        if (axisKind == kind && reducible(axis, kind))
+          axes.push_back(axis);
+      if (axes.size() > 1)
+        addOver(ReshardStep::Kind::AllReduce, axes, AxisState::replicated(),
+                kind);
+    }
     return out;
   }
 
@@ -170,6 +198,37 @@ struct Visit {
   }
 };
 } // namespace
+
+std::pair<TensorDistAttr, TensorDistAttr>
+mlir::dist::getReshardEnds(ReshardOp op) {
+  RankedTensorType in = op.getInput().getType();
+  RankedTensorType out = op.getResult().getType();
+  TensorDistAttr from = getTensorDist(in), to = getTensorDist(out);
+  if (!from)
+    from = TensorDistAttr::getReplicated(to.getMesh(), in.getRank());
+  if (!to)
+    to = TensorDistAttr::getReplicated(from.getMesh(), out.getRank());
+  return {from, to};
+}
+
+FailureOr<ReshardPlan> mlir::dist::planReshard(ReshardOp op,
+                                               const CostModel &model,
+                                               std::string &whyNot) {
+  RankedTensorType in = op.getInput().getType();
+  RankedTensorType out = op.getResult().getType();
+  auto [from, to] = getReshardEnds(op);
+  if (from == to) {
+    ReshardPlan none;
+    none.peakLocalBytes = CostModel::tensorBytes(in).value_or(0);
+    return none;
+  }
+  if (!in.hasStaticShape() || !out.hasStaticShape()) {
+    whyNot = "its shapes are not static";
+    return failure();
+  }
+  return planReshard(mesh::globalShape(in.getShape(), from),
+                     in.getElementType(), from, to, model, whyNot);
+}
 
 FailureOr<ReshardPlan>
 mlir::dist::planReshard(ArrayRef<int64_t> globalShape, Type elementType,

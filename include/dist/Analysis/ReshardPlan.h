@@ -1,7 +1,8 @@
 //===- ReshardPlan.h - the cheapest redistribution of a tensor --*- C++ -*-===//
 //
-// Plans a dist.reshard: a sequence of single-axis steps (the redistribution
-// collectives and the local slice and partial views) from one distribution
+// Plans a dist.reshard: a sequence of steps (the redistribution collectives
+// and the local slice and partial views, each on one axis, or an allreduce
+// over several) from one distribution
 // of a global tensor to another on the same mesh. The plan is the cheapest
 // path in the graph of intermediate distributions that the cost model
 // scores (Dijkstra; ties go to fewer steps, then to the first found in a
@@ -17,6 +18,7 @@
 
 #include "dist/Analysis/CostModel.h"
 #include "dist/Dialect/Dist/IR/DistAttrs.h"
+#include "dist/Dialect/Dist/IR/DistOps.h"
 
 #include <string>
 
@@ -33,7 +35,10 @@ struct ReshardStep {
     MakePartial    // replicated or split -> partial (local)
   };
   Kind kind;
-  int64_t axis;
+  /// The mesh axes the step acts on: one, or for an allreduce every
+  /// partial axis of one reduction at once (one collective over the group
+  /// of both moves less than one per axis, and starts once).
+  SmallVector<int64_t, 1> axes;
   /// The reduction of an allreduce, reduce-scatter or partial view.
   ReductionKind reduction = ReductionKind::Sum;
   /// The distribution after the step.
@@ -41,6 +46,14 @@ struct ReshardStep {
   /// Bytes through each process's link, and the estimated seconds.
   int64_t bytes = 0;
   double seconds = 0;
+  /// The bytes of the local tensor the cost model prices the step by (the
+  /// larger of the step's operand and result), as for a collective op.
+  int64_t tensorBytes = 0;
+
+  /// Whether the step communicates (the others are local views).
+  bool isCollective() const {
+    return kind != Kind::AllSlice && kind != Kind::MakePartial;
+  }
 };
 
 struct ReshardPlan {
@@ -54,6 +67,17 @@ struct ReshardPlan {
 
 /// The op name of a step's kind ("dist.all_gather", ...).
 StringRef getStepOpName(ReshardStep::Kind kind);
+
+/// The distributions `op` goes from and to; an unencoded side (which the
+/// verifier allows on one side) is replicated on the other's mesh.
+std::pair<TensorDistAttr, TensorDistAttr> getReshardEnds(ReshardOp op);
+
+/// The plan of `op`: `planReshard` between its operand's and its result's
+/// distributions (getReshardEnds; the same distribution spelled twice needs
+/// no step). Fails, saying why, when a
+/// shape is dynamic or no plan exists.
+FailureOr<ReshardPlan> planReshard(ReshardOp op, const CostModel &model,
+                                   std::string &whyNot);
 
 /// The cheapest plan from `from` to `to` for a tensor of `globalShape`
 /// (static) and `elementType`, or failure with the reason in `whyNot` (a

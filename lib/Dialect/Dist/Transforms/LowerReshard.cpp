@@ -55,20 +55,16 @@ struct DistLowerReshardPass
                       Location passLoc) {
     RankedTensorType in = op.getInput().getType();
     RankedTensorType out = op.getResult().getType();
-    TensorDistAttr from = getTensorDist(in), to = getTensorDist(out);
-    // The verifier allows one unencoded side: replicated on the other's mesh.
-    if (!from)
-      from = TensorDistAttr::getReplicated(to.getMesh(), in.getRank());
-    if (!to)
-      to = TensorDistAttr::getReplicated(from.getMesh(), out.getRank());
+    auto [from, to] = getReshardEnds(op);
+    std::string whyNot;
+    FailureOr<ReshardPlan> plan = planReshard(op, model, whyNot);
+    if (failed(plan))
+      return op.emitOpError("cannot be planned: ") << whyNot;
     // Only the encoding is spelled differently: a cast, whatever the shapes
     // and the element type.
     if (from == to) {
-      if (remarks) {
-        ReshardPlan none;
-        none.peakLocalBytes = CostModel::tensorBytes(in).value_or(0);
-        emitPlanRemark(op, none);
-      }
+      if (remarks)
+        emitPlanRemark(op, *plan);
       b.setInsertionPoint(op);
       Location loc = FusedLoc::get(&getContext(), {op.getLoc(), passLoc});
       op.replaceAllUsesWith(
@@ -77,14 +73,7 @@ struct DistLowerReshardPass
       ++numReshards;
       return success();
     }
-    if (!in.hasStaticShape() || !out.hasStaticShape())
-      return op.emitOpError("cannot be planned: its shapes are not static");
     SmallVector<int64_t> global = mesh::globalShape(in.getShape(), from);
-    std::string whyNot;
-    FailureOr<ReshardPlan> plan =
-        planReshard(global, in.getElementType(), from, to, model, whyNot);
-    if (failed(plan))
-      return op.emitOpError("cannot be planned: ") << whyNot;
     int64_t inBytes = *CostModel::tensorBytes(in);
     int64_t outBytes = *CostModel::tensorBytes(out);
     if (forbidMaterialization &&
@@ -124,8 +113,9 @@ struct DistLowerReshardPass
     if (plan.steps.empty())
       remark << " none";
     for (const ReshardStep &step : plan.steps) {
-      remark << " " << getStepOpName(step.kind).drop_front(5) << "(axis "
-             << step.axis;
+      remark << " " << getStepOpName(step.kind).drop_front(5)
+             << (step.axes.size() == 1 ? "(axis " : "(axes ");
+      llvm::interleaveComma(step.axes, remark);
       if (step.kind == ReshardStep::Kind::AllReduce ||
           step.kind == ReshardStep::Kind::ReduceScatter ||
           step.kind == ReshardStep::Kind::MakePartial)

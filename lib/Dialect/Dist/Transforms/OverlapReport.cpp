@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Analysis/CostModel.h"
+#include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/CompletedPass.h"
@@ -183,6 +184,31 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
         report.slices.push_back({name, "collective", track, start, cost, loc});
       } else {
         report.slices.push_back({name, "collective", 0, now, cost, loc});
+        report.exposed += cost;
+        now += cost;
+      }
+      return;
+    }
+    // A reshard not lowered yet costs what its plan's collectives will, in
+    // the calling stream, as --dist-lower-reshard would issue them.
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      std::string whyNot;
+      FailureOr<ReshardPlan> plan = planReshard(reshard, model, whyNot);
+      if (failed(plan)) {
+        reshard.emitWarning("is not priced: it cannot be planned: ") << whyNot;
+        return;
+      }
+      for (const ReshardStep &step : plan->steps) {
+        if (!step.isCollective())
+          continue;
+        double cost = step.seconds * 1e6;
+        std::string stepName = getStepOpName(step.kind).str();
+        report.comm += cost;
+        Traffic &traffic = report.traffic[stepName];
+        ++traffic.count;
+        traffic.bytes += step.tensorBytes;
+        report.slices.push_back({name + ": " + stepName.substr(5), "collective",
+                                 0, now, cost, loc});
         report.exposed += cost;
         now += cost;
       }

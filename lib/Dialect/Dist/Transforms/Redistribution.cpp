@@ -19,7 +19,7 @@ static Value buildStep(OpBuilder &b, Location loc, const ReshardStep &step,
   auto type = withTensorDist(
       RankedTensorType::get(local, inType.getElementType()), step.to);
   MeshAttr mesh = step.to.getMesh();
-  SmallVector<int64_t> axes{step.axis};
+  SmallVector<int64_t> axes(step.axes.begin(), step.axes.end());
   switch (step.kind) {
   case ReshardStep::Kind::AllReduce:
     return AllReduceOp::create(b, loc, type, input, mesh, axes, step.reduction,
