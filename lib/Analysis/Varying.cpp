@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -469,6 +470,8 @@ struct VaryingSolver {
                     branch.getSuccessorOperands(i).getForwardedOperands());
     Variation control = controlOperands(op, forwarded, *this);
     setControl(op, control);
+    if (!control.empty() && op->getNumSuccessors() > 1)
+      joinControlIntoMerges(op, control);
     for (unsigned i = 0; i < op->getNumSuccessors(); ++i) {
       SuccessorOperands operands = branch.getSuccessorOperands(i);
       Block *dest = op->getSuccessor(i);
@@ -483,6 +486,63 @@ struct VaryingSolver {
       }
     }
   }
+
+  /// A branch whose flag differs between processes sends them along
+  /// different paths; where the paths meet, a block argument may take a
+  /// different edge's value on each process, whatever forwards it (plain
+  /// `cf.br`s of constants included). So the arguments of every block
+  /// reached from `op` up to and including its immediate post-dominator
+  /// (where every path has met again) follow `control`, except one that
+  /// every edge into its block gives the same value. A path that leaves the
+  /// function without meeting the others has no post-dominator: then every
+  /// block reached follows.
+  void joinControlIntoMerges(Operation *op, const Variation &control) {
+    Block *from = op->getBlock();
+    Region *region = from->getParent();
+    Block *meet = nullptr;
+    if (Operation *func = region->getParentOp();
+        func && !region->hasOneBlock()) {
+      auto [it, inserted] = postDominance.try_emplace(func, nullptr);
+      if (inserted)
+        it->second = std::make_unique<PostDominanceInfo>(func);
+      if (auto *node = it->second->getDomTree(region).getNode(from))
+        if (auto *idom = node->getIDom())
+          meet = idom->getBlock();
+    }
+    SmallVector<Block *> worklist(op->getSuccessors());
+    llvm::SmallPtrSet<Block *, 8> seen(worklist.begin(), worklist.end());
+    while (!worklist.empty()) {
+      Block *block = worklist.pop_back_val();
+      for (BlockArgument arg : block->getArguments())
+        if (!sameOnEveryEdge(arg))
+          setValue(arg, control, {}, /*feedsBack=*/true);
+      if (block == meet)
+        continue;
+      for (Block *succ : block->getSuccessors())
+        if (seen.insert(succ).second)
+          worklist.push_back(succ);
+    }
+  }
+
+  /// Whether every edge into `arg`'s block forwards one and the same value
+  /// to it.
+  static bool sameOnEveryEdge(BlockArgument arg) {
+    Value common;
+    for (auto it = arg.getOwner()->pred_begin(), e = arg.getOwner()->pred_end();
+         it != e; ++it) {
+      auto branch = dyn_cast<BranchOpInterface>((*it)->getTerminator());
+      if (!branch)
+        return false;
+      std::optional<Value> value = branch.getSuccessorOperands(
+          it.getSuccessorIndex())[arg.getArgNumber()];
+      if (!value || (common && *value != common))
+        return false;
+      common = *value;
+    }
+    return static_cast<bool>(common);
+  }
+
+  DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> postDominance;
 };
 } // namespace mlir::dist
 

@@ -5,7 +5,9 @@ and casts around a collective.
   control_property.py [--seed N] [--programs K]
 
 Each program, on a [2, 2] mesh (dp, mp), reduces a value that is partial
-over some axes (a sum of shares no process holds alone) under random control: scf.if, cf.cond_br, an scf.for whose trip
+over some axes (a sum of shares no process holds alone) under random
+control: scf.if, cf.cond_br, a flag chosen by the condition and merged
+through plain cf.br's before the cf.cond_br on it, an scf.for whose trip
 count depends on the condition, or scf.index_switch; the collective sits
 directly in the region, in a called function, or two calls down. The
 condition is the same everywhere (a constant, a value after an
@@ -32,7 +34,7 @@ from dist.run import RunError
 SHAPE, NAMES = [2, 2], ["dp", "mp"]
 X = np.array([1.5, -2.0, 3.25, 0.5], dtype=np.float32)
 R_SHARE = np.array([0.25, 1.0, -0.75, 2.0], dtype=np.float32)
-CONTROLS = ["if", "cf", "for", "switch"]
+CONTROLS = ["if", "cf", "join", "for", "switch"]
 CONDITIONS = ["true", "agreed", "dim", "coord0", "coord1"]
 DEPTHS = [0, 1, 2]
 CASTS = ["none", "same", "launder"]
@@ -159,13 +161,26 @@ def program(control, condition, depth, cast, axes):
         lines.extend(line.replace("$T", T) for line in after)
         body = lines
     else:
-        emit(f"cf.cond_br %cond, ^take, ^join(%zero : {T})")
+        merge = ""
+        if control == "cf":
+            emit(f"cf.cond_br %cond, ^take, ^join(%zero : {T})")
+        else:
+            # "join": the condition chooses a constant flag on each side and
+            # the sides merge through plain cf.br's; the flag decides.
+            emit("%true = arith.constant true")
+            emit("%false = arith.constant false")
+            emit("cf.cond_br %cond, ^yes, ^no")
+            merge = (
+                "\n^yes:\n  cf.br ^merge(%true : i1)\n^no:\n  cf.br ^merge(%false : i1)"
+                f"\n^merge(%flag: i1):\n  cf.cond_br %flag, ^take, ^join(%zero : {T})"
+            )
         text = "\n".join("  " + l for l in lines)
         take = "\n".join("  " + l.strip() for l in call(0, "%s"))
         return (
             head
             + "func.func @main() {\n"
             + text
+            + merge
             + "\n^take:\n"
             + take
             + f"\n  cf.br ^join(%s : {T})\n^join(%res: {T}):\n"
@@ -221,7 +236,8 @@ def main():
             ok = False
             continue
         try:
-            ranks = dist.run_on_mpi(text, 4, timeout=20)
+            # A rejected program is lowered anyway, unchecked, to see it fail.
+            ranks = dist.run_on_mpi(text, 4, timeout=20, verify=accepted)
             equal = all(
                 len(r) == 1
                 and np.allclose(r[0], expected(control, condition, cast, axes, k), atol=1e-5)

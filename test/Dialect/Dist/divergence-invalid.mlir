@@ -134,6 +134,66 @@ func.func @cf_branch(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : 
 
 // -----
 
+// A flag chosen by a process-dependent branch and merged at a join through
+// plain cf.br's of constants: process 0 alone would issue the allreduce.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @cf_join(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  // expected-note @+1 {{it differs along mesh axis 0 (mp) from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  cf.cond_br %first, ^a, ^b
+^a:
+  cf.br ^join(%true : i1)
+^b:
+  cf.br ^join(%false : i1)
+^join(%flag: i1):
+  // expected-note @+1 {{the 'cf.cond_br' is here}}
+  cf.cond_br %flag, ^sync, ^done
+^sync:
+  // expected-error @+1 {{'dist.allreduce' op is issued under a condition that differs along mesh axis 0 (mp) between the processes of its group: those that do not take this 'cf.cond_br' would not issue it, and the group would deadlock}}
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  cf.br ^done
+^done:
+  return
+}
+
+// -----
+
+// The same join reached through a longer path on one side, its flag passed
+// on through one more block: it still depends on the side taken.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+func.func @cf_join_deep(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {
+  // expected-note @+1 {{it differs along mesh axis 0 (mp) from this process's coordinate here}}
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  %true = arith.constant true
+  %false = arith.constant false
+  cf.cond_br %first, ^a, ^b
+^a:
+  cf.br ^a2
+^a2:
+  cf.br ^join(%true : i1)
+^b:
+  cf.br ^join(%false : i1)
+^join(%flag: i1):
+  cf.br ^test(%flag : i1)
+^test(%f: i1):
+  // expected-note @+1 {{the 'cf.cond_br' is here}}
+  cf.cond_br %f, ^sync, ^done
+^sync:
+  // expected-error @+1 {{'dist.allreduce' op is issued under a condition that differs along mesh axis 0 (mp)}}
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  cf.br ^done
+^done:
+  return
+}
+
+// -----
+
 // cf loop: the trip count is the coordinate.
 #mesh = #dist.mesh<shape = [2], names = ["mp"]>
 func.func @cf_loop(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>) {

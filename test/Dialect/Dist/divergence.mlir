@@ -172,6 +172,47 @@ func.func @after_join(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 :
 
 // -----
 
+// Both sides forward the same value to the join, and a branch after a
+// varying one is merged before the loop's header: the flags that decide the
+// collectives are the same on every process.
+#mesh = #dist.mesh<shape = [2], names = ["mp"]>
+// CHECK-LABEL: func @uniform_join
+func.func @uniform_join(%p: tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>, %go: i1) {
+  %c = dist.process_coord #mesh axis = 0
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %first = arith.cmpi eq, %c, %c0 : index
+  cf.cond_br %first, ^a, ^b
+^a:
+  cf.br ^join(%go : i1)
+^b:
+  cf.br ^join(%go : i1)
+^join(%flag: i1):
+  cf.cond_br %flag, ^sync, ^head(%c0 : index)
+^sync:
+  // CHECK: dist.allreduce
+  %r = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  cf.br ^head(%c0 : index)
+^head(%i: index):
+  %more = arith.cmpi ult, %i, %c3 : index
+  cf.cond_br %more, ^body, ^done
+^body:
+  // A varying branch inside the loop, merged at the latch.
+  cf.cond_br %first, ^left, ^latch
+^left:
+  cf.br ^latch
+^latch:
+  // CHECK: dist.allreduce
+  %s = dist.allreduce %p on #mesh axes = [0] reduce = sum : tensor<4xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
+  %next = arith.addi %i, %c1 : index
+  cf.br ^head(%next : index)
+^done:
+  return
+}
+
+// -----
+
 // Control that differs by process may choose between shards: the result is
 // declared split along that axis.
 #mesh = #dist.mesh<shape = [2], names = ["mp"]>
