@@ -658,6 +658,22 @@ func.func @f(%x: tensor<2x8xf32>, %y: tensor<4x8xf32>, %d: tensor<2x4xf32>) {
 //===----------------------------------------------------------------------===//
 
 func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.scale' op factor must be finite, got NaN}}
+  %0 = dist.scale %x by 0x7FF8000000000000 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.scale' op factor must be finite, got -inf}}
+  %0 = dist.scale %x by 0xFFF0000000000000 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
   // expected-error @+1 {{'dist.dropout' op prob must be in [0, 1), got 1}}
   %0 = dist.dropout %x prob = 1.0 : tensor<4xf32> -> tensor<4xf32>
   return

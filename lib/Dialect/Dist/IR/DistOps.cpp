@@ -687,6 +687,14 @@ LogicalResult DropoutOp::verifySignature() {
 }
 
 LogicalResult ScaleOp::verify() {
+  // A NaN or infinite factor turns every element into NaN or an infinity:
+  // never what a gradient average or a loss scale means.
+  double factor = getFactor().convertToDouble();
+  if (!std::isfinite(factor))
+    return emitOpError("factor must be finite, got ")
+           << (std::isnan(factor) ? "NaN"
+               : factor < 0       ? "-inf"
+                                  : "inf");
   return checkOncePerSignature(
       *this, [&] { return rules::verifyDistributionRule(*this); });
 }
