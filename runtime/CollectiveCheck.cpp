@@ -18,7 +18,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <vector>
 
 using namespace dist_runtime;
@@ -155,13 +158,42 @@ extern "C" void _mlir_ciface_dist_trace_collective(DistMemRef1D *site,
   awaitGroupCheck(bounds, group, text, site->size);
   if (bounds[0] == -bounds[1] && bounds[2] == -bounds[3])
     return;
-  char message[1024];
-  std::snprintf(message, sizeof(message),
-                "%s: the processes of its group do not all start this "
-                "collective here (element counts %lld to %lld)",
-                siteText(text, site->size).c_str(),
-                static_cast<long long>(-bounds[3]),
-                static_cast<long long>(bounds[2]));
+  // Every member saw the mismatch and is here: they tell each other what
+  // they started, so that each message names the whole disagreement (the
+  // kinds, reductions and element types the signature hides as well as the
+  // counts).
+  constexpr int kWidth = 384;
+  int members = 0, position = 0;
+  check(MPI_Comm_size(group, &members), "MPI_Comm_size (mismatch) failed");
+  check(MPI_Comm_rank(group, &position), "MPI_Comm_rank (mismatch) failed");
+  std::string mine = siteText(text, site->size);
+  std::vector<char> own(kWidth, '\0'), all(size_t(members) * kWidth);
+  std::memcpy(own.data(), mine.data(),
+              std::min<size_t>(mine.size(), kWidth - 1));
+  check(MPI_Allgather(own.data(), kWidth, MPI_CHAR, all.data(), kWidth,
+                      MPI_CHAR, group),
+        "MPI_Allgather (mismatch) failed");
+  std::string started;
+  for (int i = 0; i < members; ++i) {
+    const char *what = &all[size_t(i) * kWidth];
+    started += (i ? ", " : "") + std::string("position ") + std::to_string(i) +
+               (i == position ? " (this one)" : "") + " started " +
+               std::string(what, strnlen(what, kWidth));
+  }
+  char counts[96];
+  if (bounds[2] != -bounds[3])
+    std::snprintf(counts, sizeof(counts), "element counts %lld to %lld",
+                  static_cast<long long>(-bounds[3]),
+                  static_cast<long long>(bounds[2]));
+  else
+    std::snprintf(counts, sizeof(counts),
+                  "the same element count, another collective");
+  std::string full = mine +
+                     ": the processes of its group do not all start "
+                     "this collective here (" +
+                     counts + "): " + started;
+  char message[2048];
+  std::snprintf(message, sizeof(message), "%s", full.c_str());
   trace::state(std::string("stopped the program: ") + message);
   std::fprintf(stderr, "dist runtime: rank %d: %s\n", worldRank(), message);
   std::fflush(stderr);

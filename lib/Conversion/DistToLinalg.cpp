@@ -1140,6 +1140,8 @@ struct ConvertDistToLinalgPass
   using CompletedPass::CompletedPass;
 
   void runOnCompleted(ModuleOp module) override {
+    if (failed(checkLowerableMemorySpaces(module)))
+      return signalPassFailure();
     MLIRContext *ctx = module.getContext();
     DistTypeConverter converter;
     ConversionTarget target(*ctx);

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/xxhash.h"
 
 namespace mlir {
@@ -1163,7 +1164,9 @@ struct ConvertDistToMPIPass
     if (worldSize == 0)
       return success();
     int64_t world = worldSize;
-    LogicalResult result = success();
+    // One error per mesh that does not fit, at its first op: a program
+    // whose ops all use one mesh would otherwise repeat it per op.
+    llvm::MapVector<MeshAttr, std::pair<Operation *, int64_t>> misfits;
     module.walk([&](Operation *op) {
       MeshAttr mesh;
       if (auto c = dyn_cast<CollectiveOpInterface>(op))
@@ -1174,13 +1177,22 @@ struct ConvertDistToMPIPass
         return;
       if (mesh.getNumProcesses() != world ||
           *llvm::max_element(mesh.getProcessIds()) >= world) {
-        op->emitError("mesh ")
-            << mesh << " has " << mesh.getNumProcesses()
-            << " processes but the program runs on " << world;
-        result = failure();
+        auto [it, first] = misfits.try_emplace(mesh, op, 0);
+        if (!first)
+          ++it->second.second;
       }
     });
-    return result;
+    for (auto &[mesh, misfit] : misfits) {
+      auto [op, others] = misfit;
+      InFlightDiagnostic diag = op->emitError("mesh ")
+                                << mesh << " has " << mesh.getNumProcesses()
+                                << " processes but the program runs on "
+                                << world;
+      if (others)
+        diag << " (and " << others << " more op" << (others == 1 ? "" : "s")
+             << " use it)";
+    }
+    return failure(!misfits.empty());
   }
 
   /// A program that is run starts at its entry: without a callable
@@ -1189,10 +1201,13 @@ struct ConvertDistToMPIPass
     auto main = module.lookupSymbol<func::FuncOp>(entry);
     if (!main) {
       // At the module's location only: the module would be printed into a
-      // note, which is the whole program.
-      InFlightDiagnostic diag =
-          mlir::emitError(module.getLoc(), "the entry function @")
-          << entry << " is not in the module";
+      // note, which is the whole program. A parsed file's implicit module
+      // is at line 0 of the file, which editors cannot show: its start.
+      Location where = module.getLoc();
+      if (auto file = dyn_cast<FileLineColLoc>(where); file && !file.getLine())
+        where = FileLineColLoc::get(file.getFilename(), 1, 1);
+      InFlightDiagnostic diag = mlir::emitError(where, "the entry function @")
+                                << entry << " is not in the module";
       SmallVector<StringRef> candidates;
       for (auto func : module.getOps<func::FuncOp>())
         if (!func.isExternal() && func.getNumArguments() == 0 &&

@@ -17,6 +17,10 @@ using namespace mlir::dist;
 
 void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
                                          const DistToLLVMOptions &options) {
+  // Every route that lowers checks first: a deadlock or a missing
+  // collective is an error here, not a hang on the cluster.
+  if (options.verifyDistributions)
+    pm.addPass(createDistVerifyDistributions());
   // A reshard that no pipeline lowered yet gets its default plan.
   pm.addNestedPass<func::FuncOp>(createDistLowerReshard());
   ConvertDistToLinalgOptions toLinalg;

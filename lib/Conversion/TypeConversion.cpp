@@ -48,6 +48,52 @@ static Value castTensor(OpBuilder &b, Type resultType, ValueRange inputs,
   return tensor::CastOp::create(b, loc, to, inputs[0]);
 }
 
+LogicalResult dist::checkLowerableMemorySpaces(Operation *root) {
+  // The first memref type in `type` whose memory space is neither absent nor
+  // an integer.
+  auto unlowerable = [](Type type) {
+    BaseMemRefType found;
+    type.walk([&](BaseMemRefType memref) {
+      Attribute space = memref.getMemorySpace();
+      if (!found && space && !isa<IntegerAttr>(space))
+        found = memref;
+    });
+    return found;
+  };
+  auto report = [](Operation *op, BaseMemRefType type, const Twine &what) {
+    InFlightDiagnostic diag = op->emitOpError();
+    diag << what << " has the type " << type << ", whose memory space "
+         << type.getMemorySpace() << " has no LLVM address space (an integer)";
+    if (isa<DistDialect>(type.getMemorySpace().getDialect()))
+      diag << ": a dist distribution describes a tensor, not a memref";
+  };
+  auto check = [&](Operation *op) {
+    for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+      if (BaseMemRefType bad = unlowerable(type)) {
+        report(op, bad, "result #" + Twine(i));
+        return failure();
+      }
+    if (auto f = dyn_cast<FunctionOpInterface>(op))
+      if (BaseMemRefType bad = unlowerable(f.getFunctionType())) {
+        report(op, bad, "its signature");
+        return failure();
+      }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (BaseMemRefType bad = unlowerable(arg.getType())) {
+            report(op, bad, "block argument #" + Twine(arg.getArgNumber()));
+            return failure();
+          }
+    return success();
+  };
+  return failure(root->walk([&](Operation *op) {
+                       return failed(check(op)) ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+                     })
+                     .wasInterrupted());
+}
+
 DistTypeConverter::DistTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](RankedTensorType type) { return dropDistEncoding(type); });

@@ -1,10 +1,13 @@
 // RUN: dist-opt %s --convert-dist-to-mpi="world-size=4" -split-input-file -verify-diagnostics
 
+// One error per mesh, at its first op, however many ops use it.
 #mesh = #dist.mesh<shape = [2]>
 func.func @wrong_size(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{mesh #dist.mesh<shape = [2]> has 2 processes but the program runs on 4}}
+  // expected-error @+1 {{mesh #dist.mesh<shape = [2]> has 2 processes but the program runs on 4 (and 2 more ops use it)}}
   %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<4xf32> -> tensor<4xf32>
-  return %a : tensor<4xf32>
+  %b = dist.allreduce %a on #mesh axes = [0] reduce = sum : tensor<4xf32> -> tensor<4xf32>
+  %c = dist.allreduce %b on #mesh axes = [0] reduce = sum : tensor<4xf32> -> tensor<4xf32>
+  return %c : tensor<4xf32>
 }
 
 // -----

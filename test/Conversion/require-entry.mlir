@@ -9,8 +9,9 @@
 // RUN: dist-opt %s --convert-dist-to-mpi="require-entry=true" | FileCheck %s --check-prefix=MAIN
 
 // The module is not printed into a note (that is the whole program); the
-// functions that could be run are named.
-// MISSING: error: the entry function @nosuch is not in the module; functions it could run: @main
+// functions that could be run are named; the error is at the file's start
+// (the implicit module's own location, line 0, is no place an editor shows).
+// MISSING: require-entry.mlir:1:1: error: the entry function @nosuch is not in the module; functions it could run: @main
 // MISSING-NOT: see current operation
 // DECL: :[[# @LINE + 1]]:1: error: the entry function @decl is a declaration without a body
 func.func private @decl()

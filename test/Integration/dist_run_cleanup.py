@@ -68,7 +68,7 @@ def check(label, dist_run, program, tmpdir, tag, send=None, launcher=None):
         send, timeout = None, "120"
     # The hanging program waits for a rank that has finished: the runtime's
     # collective check would stop it at once, so it is off (only traced).
-    command = [dist_run, "-n", "2", "--timeout", timeout, "--collectives", "trace"]
+    command = [dist_run, "-n", "2", "--no-verify", "--timeout", timeout, "--collectives", "trace"]
     if launcher:
         command += ["--launcher", launcher]
     proc = subprocess.Popen(

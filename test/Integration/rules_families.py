@@ -320,7 +320,7 @@ def draw(rng, np_rng, shape, index):
 
 
 def run_and_compare(prog, procs, want_equal):
-    ranks = dist.run_on_mpi(prog.text(), procs)
+    ranks = dist.run_on_mpi(prog.text(), procs, verify=False)
     verdicts = []
     for i, e in enumerate(prog.expected):
         same = all(

@@ -42,6 +42,14 @@ struct DistToLLVMOptions : public PassPipelineOptions<DistToLLVMOptions> {
                      "GEMM (see --dist-contractions-to-blas; false: loops, "
                      "for targets without BLAS)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> verifyDistributions{
+      *this, "verify-distributions",
+      llvm::cl::desc("Check the program with --dist-verify-distributions "
+                     "before lowering it, so that a missing collective or a "
+                     "collective only some processes reach is a compile-time "
+                     "error (false: lower what the check rejects, to see "
+                     "the runtime stop it)"),
+      llvm::cl::init(true)};
 };
 
 /// dist -> linalg/mpi -> bufferized loops -> the LLVM dialect.

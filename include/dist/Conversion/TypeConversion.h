@@ -27,6 +27,14 @@ public:
   DistTypeConverter();
 };
 
+/// Checks that every memref type under `root` (of results, block arguments
+/// and function signatures, nested ones included) has a memory space the
+/// LLVM lowering can give an address space: none or an integer. Another one
+/// (a `#dist.tensor`, which describes tensors only) is an error at the op
+/// that holds it; upstream's LLVM conversion would report it without a
+/// location and leave the op unconverted.
+LogicalResult checkLowerableMemorySpaces(Operation *root);
+
 /// `type` without its `#dist.tensor` encoding; other types unchanged.
 Type dropDistEncoding(Type type);
 

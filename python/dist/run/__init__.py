@@ -85,6 +85,7 @@ def run_on_mpi(
     trace=None,
     check_collectives=True,
     matmul="blas",
+    verify=True,
 ):
     """Lowers `module` (a dist.Module or IR text), runs it on `procs` MPICH
     processes and returns, for each rank, the list of arrays its program
@@ -100,8 +101,9 @@ def run_on_mpi(
     `check_collectives=False` turns off the run-time check that a group's
     processes start the same collective (for timing). `matmul` is "blas"
     (OpenBLAS computes f32/f64 matrix products) or "loops" (compiled loops,
-    as without BLAS). Raises RunError when lowering, building or running
-    fails or times out."""
+    as without BLAS). `verify=False` lowers without checking the program's
+    distributions first (to run what the check rejects). Raises RunError
+    when lowering, building or running fails or times out."""
     text = _text(module)
     if hosts and not isinstance(hosts, str):
         hosts = ",".join(hosts)
@@ -121,23 +123,33 @@ def run_on_mpi(
     config.hosts, config.trace = hosts, trace
     config.collectives = "check" if check_collectives else "off"
     config.matmul = matmul
+    config.verify = verify
     result = _in_process(config, body)
     return [parse_rank_output(output) for output in result.outputs]
 
 
 def build_native(
-    module, procs, output, entry="main", pass_flags="", timeout=300, traced=False, matmul="blas"
+    module,
+    procs,
+    output,
+    entry="main",
+    pass_flags="",
+    timeout=300,
+    traced=False,
+    matmul="blas",
+    verify=True,
 ):
     """Builds `module` (a dist.Module or IR text) into the native MPI
     executable `output` for `procs` processes (dist-compile): it needs only
     MPICH and libc where it runs; `traced` instruments it for dist-run
-    --trace; `matmul` is as for run_on_mpi. Returns the executable's path;
+    --trace; `matmul` and `verify` are as for run_on_mpi. Returns the executable's path;
     raises RunError when lowering or linking fails."""
     text = _text(module)
     output = os.path.abspath(output)
     config = RunConfig(n=procs, entry=entry, pass_flags=pass_flags, timeout=timeout, build=output)
     config.trace = "" if traced else None
     config.matmul = matmul
+    config.verify = verify
 
     def body(tmp):
         _write_program(config, tmp, text)

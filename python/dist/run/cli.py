@@ -100,6 +100,13 @@ def _parser(prog):
         "loops, as for a target without BLAS",
     )
     parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="lower without checking the program's distributions first "
+        "(--dist-verify-distributions), to see what the runtime does with "
+        "a program the check rejects",
+    )
+    parser.add_argument(
         "--collectives",
         choices=["check", "trace", "off"],
         default="check",
@@ -173,6 +180,7 @@ def main(argv=None, prog="dist-run"):
         timeout=args.timeout,
         seed=args.seed,
         collectives=args.collectives,
+        verify=not args.no_verify,
         matmul=args.matmul,
         hosts=args.hosts,
         hostfile=args.hostfile,

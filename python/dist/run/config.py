@@ -15,6 +15,7 @@ class RunConfig:
     to link instead of running; `trace` the Chrome trace to write (with
     `build`, "" instruments the executable without writing one);
     `collectives` is "check", "trace" or "off" (see dist-run --help);
+    `verify` checks the program's distributions before lowering it;
     `matmul` is "blas" or "loops", how contractions are computed. `err`
     receives every message and the processes' stderr."""
 
@@ -26,6 +27,7 @@ class RunConfig:
     timeout: float = 120.0
     seed: Optional[int] = None
     collectives: str = "check"
+    verify: bool = True
     matmul: str = "blas"
     hosts: Optional[str] = None
     hostfile: Optional[str] = None

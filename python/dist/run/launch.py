@@ -71,10 +71,19 @@ def _stop(proc, marker):
         pass
 
 
-def _report_last_collectives(config, trace_dir):
-    """Where each rank was, from the runtime's trace files (none when the
-    program has no collective)."""
+def _report_last_collectives(config, trace_dir, timed_out=False):
+    """Where each rank was, from the runtime's trace files. None of them
+    after a failure means the program has no collective; after a timeout
+    that short, the ranks may not have started (the JIT compiles the
+    program first): each rank is named all the same."""
     if not os.listdir(trace_dir):
+        if timed_out:
+            for rank in range(config.n):
+                config.say(
+                    f"rank {rank}: had entered no collective (still starting, "
+                    "or in compute before its first collective: the JIT "
+                    "compiles the program before it runs)"
+                )
         return
     for rank in range(config.n):
         path = os.path.join(trace_dir, f"rank.{rank}")
@@ -286,7 +295,7 @@ def run(config, tmp):
             f"{config.timeout:g} s; every process was stopped"
         )
         if watched:
-            _report_last_collectives(config, trace_dir)
+            _report_last_collectives(config, trace_dir, timed_out=True)
         return RunResult(TIMEOUT_STATUS, outputs)
     hydra_log.seek(0)
     config.err.write(hydra_log.read())

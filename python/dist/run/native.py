@@ -67,7 +67,8 @@ def lower(config, dist_opt, out_dir, trace):
     pipeline = (
         f"--dist-to-llvm=world-size={config.n} entry={config.entry} "
         f"require-entry=true trace-collectives={'true' if trace else 'false'} "
-        f"trace-events={events} blas={'true' if config.matmul == 'blas' else 'false'}"
+        f"trace-events={events} blas={'true' if config.matmul == 'blas' else 'false'} "
+        f"verify-distributions={'true' if config.verify else 'false'}"
     )
     # An absolute path: a file name that starts with '-' is not an option.
     cmd = (
