@@ -66,8 +66,8 @@ void bindAttribute(py::module_ &m) {
   bindContextHandle(
       cls, "Attribute", &Attribute::attr,
       +[](ContextRef ctx, const std::string &text) {
-        return checked<MlirAttribute>(
-            *ctx, "invalid attribute '" + text + "'",
+        return checkedParse<MlirAttribute>(
+            *ctx, "invalid attribute '" + text + "'", text,
             [&] { return mlirAttributeParseGet(ctx->get(), toRef(text)); });
       },
       mlirAttributeEqual);

@@ -172,6 +172,28 @@ T checked(ContextState &ctx, const std::string &what, F make) {
   return collecting(ctx, what, make, [](T r) { return r.ptr == nullptr; });
 }
 
+/// checked() for parsing `text` (a type or an attribute). MLIR names the
+/// text itself as the file of its errors ("f99:1:1: error: ..."); they say
+/// where in the text instead.
+template <typename T, typename F>
+T checkedParse(ContextState &ctx, const std::string &what,
+               const std::string &text, F make) {
+  std::vector<Diagnostic> diagnostics;
+  T result = collecting(ctx, what, make, [](T) { return false; }, &diagnostics);
+  if (result.ptr)
+    return result;
+  for (Diagnostic &d : diagnostics) {
+    if (d.file != text)
+      continue;
+    d.message += d.line > 1 ? " (line " + std::to_string(d.line) + ", column " +
+                                  std::to_string(d.column) + ")"
+                            : " (column " + std::to_string(d.column) + ")";
+    d.file.clear();
+    d.line = d.column = 0;
+  }
+  raiseDiagnostics(what, std::move(diagnostics));
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes and types
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,9 @@
 
 #include "PyDist.h"
 
+#include <algorithm>
+#include <cctype>
+
 using namespace dist_python;
 
 void dist_python::append(MlirStringRef text, void *userData) {
@@ -51,6 +54,16 @@ Diagnostic dist_python::convert(MlirDiagnostic d) {
   findPosition(mlirDiagnosticGetLocation(d), out.file, out.line, out.column);
   // The message alone: mlirDiagnosticPrint prints only the message.
   mlirDiagnosticPrint(d, append, &out.message);
+  // The C API puts its function's name in front of its own messages
+  // ("mlirDistMeshAttrGet: mesh axis 1 has size 0"): what a C caller needs,
+  // not a Python user, who called none of them.
+  if (out.message.compare(0, 4, "mlir") == 0) {
+    size_t colon = out.message.find(": ");
+    if (colon != std::string::npos &&
+        std::all_of(out.message.begin(), out.message.begin() + colon,
+                    [](char c) { return std::isalnum((unsigned char)c); }))
+      out.message.erase(0, colon + 2);
+  }
   for (intptr_t i = 0, e = mlirDiagnosticGetNumNotes(d); i < e; ++i)
     out.notes.push_back(convert(mlirDiagnosticGetNote(d, i)));
   return out;

@@ -6,7 +6,7 @@ using namespace dist_python;
 
 namespace {
 MlirType parseType(ContextRef ctx, const std::string &text) {
-  return checked<MlirType>(*ctx, "invalid type '" + text + "'", [&] {
+  return checkedParse<MlirType>(*ctx, "invalid type '" + text + "'", text, [&] {
     return mlirTypeParseGet(ctx->get(), toRef(text));
   });
 }

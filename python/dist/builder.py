@@ -48,6 +48,8 @@ def _marker_dict(markers, ctx):
 
 
 def _tensor(value, what):
+    if not isinstance(value, _dist.Value):
+        raise TypeError(f"{what} must be a dist.Value, got {value!r}")
     t = value.type
     if not isinstance(t, TensorType):
         raise TypeError(f"{what} must be a ranked tensor, got {t}")

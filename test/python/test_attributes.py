@@ -53,6 +53,8 @@ def test_bad_meshes_raise(ctx, kwargs, message):
         dist.Mesh(context=ctx, **kwargs)
     [d] = info.value.diagnostics
     assert d.severity == "error"
+    # The message is the error, without the C API function's name.
+    assert not d.message.startswith("mlir")
 
 
 def test_empty_process_ids_are_a_value_error(ctx):
@@ -148,6 +150,22 @@ def test_attribute_parse(ctx):
     with pytest.raises(dist.DiagnosticError) as info:
         dist.Attribute.parse("#dist.mesh<shape = [0]>", ctx)
     assert "sizes must be positive" in info.value.diagnostics[0].message
+
+
+def test_parse_errors_say_where_in_the_text(ctx):
+    # MLIR names the parsed text as the file ("f99:1:1"); the error says the
+    # column in the text instead, and has no file.
+    for make, column in [
+        (lambda: dist.TensorType([4], "f99", context=ctx), 1),
+        (lambda: dist.Type.parse("tensor<4xf99>", ctx), 10),
+        (lambda: dist.Attribute.parse("#dist.mesh<shape = [0]>", ctx), 11),
+    ]:
+        with pytest.raises(dist.DiagnosticError) as info:
+            make()
+        [d] = info.value.diagnostics
+        assert (d.file, d.line, d.column) == ("", 0, 0)
+        assert d.message.endswith(f"(column {column})")
+        assert "f99:" not in str(info.value)
 
 
 def test_wrong_argument_types_raise_type_error(ctx):

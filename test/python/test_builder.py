@@ -76,6 +76,10 @@ def test_builder_shape_rules(ctx):
         f.matmul(a, f.constant(0.0, t([3, 4, 5])))
     with pytest.raises(TypeError, match="ranked tensor"):
         f.matmul(f.index(3), b)
+    # Not a value at all: a TypeError too (docs/python.md), not an
+    # AttributeError.
+    with pytest.raises(TypeError, match="y must be a dist.Value, got 3"):
+        f.matmul(b, 3)
     f.return_()
     m.verify()
 
