@@ -119,6 +119,15 @@ bool dist::runParserGuarded(llvm::function_ref<void()> fn) {
   return finished;
 }
 
+void dist::abandonAfterCrash(const void *object) {
+#ifdef DIST_HAS_LSAN
+  if (object)
+    __lsan_ignore_object(object);
+#else
+  (void)object;
+#endif
+}
+
 void dist::suspendParserGuard() {
   setLeakCheck(true);
   std::lock_guard<std::mutex> lock(guardMutex);
@@ -161,9 +170,9 @@ Probe probe(llvm::StringRef text, size_t length,
   if (result.crashed) {
     // What the crashed parser built is half-made: freeing it would touch
     // what the crash left inconsistent. It is leaked.
-    (void)block.release();
-    (void)state.release();
-    (void)context.release();
+    dist::abandonAfterCrash(block.release());
+    dist::abandonAfterCrash(state.release());
+    dist::abandonAfterCrash(context.release());
   }
   return result;
 }

@@ -586,7 +586,7 @@ DocumentCheck checkDocument(const DialectRegistry &registry, StringRef text) {
     return {refusal, parses};
   }
   // What the crashed parse built is left as it is (ParserCrashGuard.h).
-  (void)block.release();
+  dist::abandonAfterCrash(block.release());
   std::optional<dist::ParserCrash> crash =
       dist::locateParserCrash(text, registry);
   return {Refusal{crash ? crash->offset : 0, dist::describeParserCrash(crash)},

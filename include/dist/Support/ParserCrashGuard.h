@@ -41,6 +41,11 @@ namespace dist {
 /// environment (which runs `fn` unguarded, for debugging the crash).
 bool runParserGuarded(llvm::function_ref<void()> fn);
 
+/// Gives up `object`, which a crashed parse may have left inconsistent: it
+/// is never freed, and the leak checker of the sanitizer build is told so
+/// (what it holds counts as reachable).
+void abandonAfterCrash(const void *object);
+
 /// Turns crash recovery off until the guarded calls that run end: for a
 /// tool whose guarded call goes on past the parse (dist-opt guards
 /// MlirOptMain and calls this once the input is parsed), so that a later

@@ -1,5 +1,5 @@
 """Prints a dist-lsp-server -lit-test session (for lsp-refused.test) that
-opens documents the server would crash on: one MLIR 22's linalg.generic
+opens documents the server would crash on: one MLIR 22's linalg.transpose
 parser crashes on, one an edit makes crash, and documents nested 20,000 and
 3,000 levels deep (deeper than the parser's stack allows)."""
 import json
@@ -27,14 +27,10 @@ def open_document(uri, text, version=1):
     )
 
 
-GENERIC = (
-    "#map = affine_map<(d0) -> (d0)>\n"
-    "func.func @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
-    "  %0 = linalg.generic {indexing_maps = [#map, #map], iterator_types = [4294967296]} ins(%a : tensor<2xf32>) outs(%a : tensor<2xf32>) {\n"
-    "  ^bb0(%x: f32, %y: f32):\n"
-    "    linalg.yield %x : f32\n"
-    "  } -> tensor<2xf32>\n"
-    "  return %0 : tensor<2xf32>\n"
+TRANSPOSE = (
+    "func.func @t(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {\n"
+    "  %0 = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%b : tensor<3x2xf32>) permutation = 5\n"
+    "  return %0 : tensor<3x2xf32>\n"
     "}\n"
 )
 # MLIR 22's tensor.expand_shape verifier crashes on an empty group.
@@ -56,10 +52,10 @@ message(
     {"processId": 123, "rootUri": "dist", "capabilities": {}, "trace": "off"},
     id=0,
 )
-open_document("test:///generic.mlir", GENERIC)
+open_document("test:///transpose.mlir", TRANSPOSE)
 message(
     "textDocument/hover",
-    {"textDocument": {"uri": "test:///generic.mlir"}, "position": {"line": 2, "character": 9}},
+    {"textDocument": {"uri": "test:///transpose.mlir"}, "position": {"line": 1, "character": 9}},
     id=1,
 )
 open_document("test:///edited.mlir", FINE)
