@@ -314,17 +314,17 @@ OwningOpRef<ModuleOp> dist::parseInput(llvm::SourceMgr &sourceMgr,
         module = parseSourceFile<ModuleOp>(
             sourceMgr, ParserConfig(context, /*verifyAfterParse=*/false));
       })) {
-    std::optional<ParserCrash> crash =
-        locateParserCrash(buffer, context->getDialectRegistry());
+    ParserCrashReport crash =
+        reportParserCrash(buffer, context->getDialectRegistry());
     Location loc = FileLineColLoc::get(context, main->getBufferIdentifier(),
                                        /*line=*/0, /*column=*/0);
-    if (crash) {
+    if (crash.offset) {
       auto [line, column] = sourceMgr.getLineAndColumn(
-          llvm::SMLoc::getFromPointer(buffer.data() + crash->offset));
+          llvm::SMLoc::getFromPointer(buffer.data() + *crash.offset));
       loc = FileLineColLoc::get(context, main->getBufferIdentifier(), line,
                                 column);
     }
-    emitError(loc) << describeParserCrash(crash);
+    emitError(loc) << crash.message;
     return nullptr;
   }
   if (!module)

@@ -252,11 +252,18 @@ dist::locateParserCrash(llvm::StringRef text, const DialectRegistry &registry) {
   return crash;
 }
 
-std::string dist::describeParserCrash(const std::optional<ParserCrash> &crash) {
+dist::ParserCrashReport
+dist::reportParserCrash(llvm::StringRef text, const DialectRegistry &registry) {
+  std::optional<ParserCrash> crash = locateParserCrash(text, registry);
   std::string op = crash && !crash->opName.empty()
                        ? "MLIR's parser of '" + crash->opName + "'"
                        : std::string("MLIR's parser");
-  return op + " crashed " + (crash ? "here" : "on this input") +
-         ": the input is malformed, and this is a bug in MLIR 22 itself "
-         "(upstream mlir-opt crashes too), not in dist; nothing was read";
+  ParserCrashReport report;
+  if (crash)
+    report.offset = crash->offset;
+  report.message =
+      op + " crashed " + (crash ? "here" : "on this input") +
+      ": the input is malformed, and this is a bug in MLIR 22 itself "
+      "(upstream mlir-opt crashes too), not in dist; nothing was read";
+  return report;
 }

@@ -587,10 +587,8 @@ DocumentCheck checkDocument(const DialectRegistry &registry, StringRef text) {
   }
   // What the crashed parse built is left as it is (ParserCrashGuard.h).
   dist::abandonAfterCrash(block.release());
-  std::optional<dist::ParserCrash> crash =
-      dist::locateParserCrash(text, registry);
-  return {Refusal{crash ? crash->offset : 0, dist::describeParserCrash(crash)},
-          false};
+  dist::ParserCrashReport crash = dist::reportParserCrash(text, registry);
+  return {Refusal{crash.offset.value_or(0), std::move(crash.message)}, false};
 }
 
 //===----------------------------------------------------------------------===//

@@ -66,11 +66,10 @@ mlir::LogicalResult runGuarded(llvm::raw_ostream &os,
             registry, config);
       }))
     return mlir::failure(mlir::failed(result) || errorReported);
-  std::optional<mlir::dist::ParserCrash> crash =
-      mlir::dist::locateParserCrash(input.getBuffer(), registry);
-  std::string message = mlir::dist::describeParserCrash(crash);
-  if (!crash) {
-    llvm::errs() << input.getBufferIdentifier() << ": error: " << message
+  mlir::dist::ParserCrashReport crash =
+      mlir::dist::reportParserCrash(input.getBuffer(), registry);
+  if (!crash.offset) {
+    llvm::errs() << input.getBufferIdentifier() << ": error: " << crash.message
                  << "\n";
     return mlir::failure();
   }
@@ -80,8 +79,8 @@ mlir::LogicalResult runGuarded(llvm::raw_ostream &os,
       llvm::SMLoc());
   sourceMgr.PrintMessage(
       llvm::errs(),
-      llvm::SMLoc::getFromPointer(input.getBufferStart() + crash->offset),
-      llvm::SourceMgr::DK_Error, message);
+      llvm::SMLoc::getFromPointer(input.getBufferStart() + *crash.offset),
+      llvm::SourceMgr::DK_Error, crash.message);
   return mlir::failure();
 }
 

@@ -66,8 +66,15 @@ struct ParserCrash {
 std::optional<ParserCrash> locateParserCrash(llvm::StringRef text,
                                              const DialectRegistry &registry);
 
-/// The error message for `crash` (without its location).
-std::string describeParserCrash(const std::optional<ParserCrash> &crash);
+/// The error for a parse of `text` that crashed: where (nothing when the
+/// crash could not be found again) and what, naming the op. Every tool
+/// reports a recovered crash with it.
+struct ParserCrashReport {
+  std::optional<size_t> offset;
+  std::string message;
+};
+ParserCrashReport reportParserCrash(llvm::StringRef text,
+                                    const DialectRegistry &registry);
 
 } // namespace dist
 } // namespace mlir

@@ -166,16 +166,28 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
     return seconds.value_or(0.0) * 1e6;
   };
 
+  // A collective of kind `kind` that moves `bytes` (the cost model's
+  // measure) in `cost` us; runSync puts it on the compute stream.
+  auto account = [&](StringRef kind, int64_t bytes, double cost) {
+    report.comm += cost;
+    Traffic &traffic = report.traffic[kind.str()];
+    ++traffic.count;
+    traffic.bytes += bytes;
+  };
+  auto runSync = [&](std::string name, double cost, Location loc) {
+    report.slices.push_back({std::move(name), "collective", 0, now, cost, loc});
+    report.exposed += cost;
+    now += cost;
+  };
   func.walk([&](Operation *op) {
     std::string name = op->getName().getStringRef().str();
     Location loc = op->getLoc();
     if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
       double cost = us(model.collectiveTime(op));
-      report.comm += cost;
-      Traffic &traffic = report.traffic[name];
-      ++traffic.count;
-      traffic.bytes += std::max(bytesOf(collective.getInput().getType()),
-                                bytesOf(collective.getResultTensorType()));
+      account(name,
+              std::max(bytesOf(collective.getInput().getType()),
+                       bytesOf(collective.getResultTensorType())),
+              cost);
       if (collective.isAsync()) {
         unsigned track = static_cast<unsigned>(*collective.getStream());
         double start = std::max(now, streamFree[track]);
@@ -183,9 +195,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
         doneAt[collective.getResult()] = start + cost;
         report.slices.push_back({name, "collective", track, start, cost, loc});
       } else {
-        report.slices.push_back({name, "collective", 0, now, cost, loc});
-        report.exposed += cost;
-        now += cost;
+        runSync(name, cost, loc);
       }
       return;
     }
@@ -195,22 +205,18 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
       std::string whyNot;
       FailureOr<ReshardPlan> plan = planReshard(reshard, model, whyNot);
       if (failed(plan)) {
-        reshard.emitWarning("is not priced: it cannot be planned: ") << whyNot;
+        reshard.emitWarning(
+            "this reshard is not priced: it cannot be planned: ")
+            << whyNot;
         return;
       }
       for (const ReshardStep &step : plan->steps) {
         if (!step.isCollective())
           continue;
         double cost = step.seconds * 1e6;
-        std::string stepName = getStepOpName(step.kind).str();
-        report.comm += cost;
-        Traffic &traffic = report.traffic[stepName];
-        ++traffic.count;
-        traffic.bytes += step.tensorBytes;
-        report.slices.push_back({name + ": " + stepName.substr(5), "collective",
-                                 0, now, cost, loc});
-        report.exposed += cost;
-        now += cost;
+        StringRef stepName = getStepOpName(step.kind);
+        account(stepName, step.tensorBytes, cost);
+        runSync(name + ": " + stepName.drop_front(5).str(), cost, loc);
       }
       return;
     }
