@@ -5,11 +5,12 @@
 
 Random chains of linalg and math ops (a matmul with a randomly distributed
 weight, a transpose, exp, a scale, a sum of a value with itself, a row
-softmax) on randomly distributed 8x8 inputs, some of them partial sums, on
-[2] and [2, 2] meshes. Each op's result distribution is found by asking the
-distribution check about every candidate (the one it accepts is the rule's);
-when it accepts none (exp of a partial sum), the chain first completes the
-pending sums with allreduces. The programs then run on MPI, and every
+softmax, a row max or min subtracted from each row) on randomly distributed
+8x8 inputs, some of them partial sums, on [2] and [2, 2] meshes. Each op's
+result distribution is found by asking the distribution check about every
+candidate, partial ones of every kind included (the one it accepts is the
+rule's); when it accepts none (exp, or a max, of a partial sum), the chain
+first completes the pending sums with allreduces. The programs then run on MPI, and every
 process's result, completed to the global tensor by a dist.reshard, must
 equal numpy's.
 
@@ -18,6 +19,7 @@ allreduces, its function is marked {dist.complete}, and --dist-complete
 infers the rest before it runs.
 """
 import argparse
+import itertools
 import random
 import re
 import sys
@@ -31,9 +33,10 @@ from reshard_matrix import Program
 N = 8
 
 
-def candidates(mesh_rank):
-    for dims, partial in textir.distributions(2, mesh_rank):
-        yield dims, {a: "sum" for a in partial}
+def candidates(mesh_rank, rank=2, kinds=("sum",)):
+    for dims, partial in textir.distributions(rank, mesh_rank):
+        for k in itertools.product(kinds, repeat=len(partial)):
+            yield dims, dict(zip(partial, k))
 
 
 ENCODING = re.compile(r", #dist\.tensor<#mesh, \[[^\]]*\](?:, partial = \[[^\]]*\])?>")
@@ -198,7 +201,9 @@ def add_case(prog, rng, X, W):
     expected = X.astype(np.float64)
     prog.ops.append("partial input" if dx[1] else "complete input")
     for _ in range(rng.randint(1, 3)):
-        op = rng.choice(["matmul", "transpose", "exp", "scale", "double", "softmax"])
+        op = rng.choice(
+            ["matmul", "transpose", "exp", "scale", "double", "softmax", "rowmax", "rowmin"]
+        )
         prog.ops.append(op)
         if op in ("exp", "softmax"):
             v, d = prog.complete(v, d)
@@ -243,6 +248,10 @@ def add_case(prog, rng, X, W):
                 raise RuntimeError(f"no distribution of the transpose of {d}")
             v, d = got
             expected = expected.T
+        elif op in ("rowmax", "rowmin"):
+            v, d = row_extremum(prog, v, d, op[3:])
+            pick = np.max if op == "rowmax" else np.min
+            expected = expected - pick(expected, axis=1, keepdims=True)
         elif op == "exp":
             v, d = prog.map1(v, d, ["%r = math.exp %a : f32"])
             expected = np.exp(expected)
@@ -298,6 +307,75 @@ def add_case(prog, rng, X, W):
     r = prog.fresh("whole")
     prog.emit(f"{r} = dist.reshard {v} : {prog.t(d)} -> {prog.t(whole)}")
     return r, expected
+
+
+def row_extremum(prog, v, d, kind):
+    """`v` minus its row maxima (kind "max") or minima: a linalg.reduce
+    whose result distribution is the first the check accepts among every
+    rank-1 distribution, partial ones of any kind included. A max of a
+    pending sum is not the pending max of anything: if the check accepts
+    none, the sums are completed first. A partial extremum is completed
+    with an allreduce of its kind before it is subtracted."""
+    combine = "arith.maximumf" if kind == "max" else "arith.minimumf"
+    init = "-3.0e+38" if kind == "max" else "3.0e+38"
+
+    def vec(cand):
+        dims, partial = cand
+        n = N // prog.mesh[dims[0]] if dims[0] >= 0 else N
+        return f"tensor<{n}xf32, {prog.enc(dims, partial)}>"
+
+    def try_reduce(v, d):
+        name = prog.fresh("ext")
+        for cand in candidates(len(prog.mesh), 1, ("sum", "max", "min")):
+            if cand[0][0] != d[0][0]:
+                continue
+            lines = [
+                f"{name}z = arith.constant {init} : f32",
+                f"{name}e = tensor.empty() : {vec(cand)}",
+                f"{name}f = linalg.fill ins({name}z : f32) outs({name}e : {vec(cand)}) "
+                f"-> {vec(cand)}",
+                f"{name} = linalg.reduce ins({v} : {prog.t(d)}) outs({name}f : {vec(cand)}) "
+                "dimensions = [1]",
+                f"  (%in: f32, %acc: f32) {{\n    %c = {combine} %in, %acc : f32\n"
+                "    linalg.yield %c : f32\n  }",
+            ]
+            if prog.accepts(lines):
+                for line in lines:
+                    prog.emit(line)
+                return name, cand
+        return None
+
+    got = try_reduce(v, d)
+    if got is None:
+        v, d = prog.complete(v, d)
+        got = try_reduce(v, d)
+    if got is None:
+        raise RuntimeError(f"no distribution of the row {kind} of {d}")
+    m, dm = got
+    if dm[1]:
+        done = (dm[0], {})
+        r = prog.fresh("ar")
+        prog.emit(
+            f"{r} = dist.allreduce {m} on #mesh axes = [{', '.join(map(str, sorted(dm[1])))}] "
+            f"reduce = {list(dm[1].values())[0]} : {vec(dm)} -> {vec(done)}"
+        )
+        m, dm = r, done
+
+    def make(name, cand):
+        e = name + "e"
+        return [
+            f"{e} = tensor.empty() : {prog.t(cand)}",
+            f"{name} = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, "
+            "affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], "
+            f'iterator_types = ["parallel", "parallel"]}} ins({v}, {m} : {prog.t(d)}, '
+            f"{vec(dm)}) outs({e} : {prog.t(cand)}) {{\n  ^bb0(%a: f32, %b: f32, %o: f32):\n"
+            f"    %r = arith.subf %a, %b : f32\n    linalg.yield %r : f32\n  }} -> {prog.t(cand)}",
+        ]
+
+    got = prog.step(make)
+    if got is None:
+        raise RuntimeError(f"no distribution of the row {kind} subtracted from {d}")
+    return got
 
 
 def main():

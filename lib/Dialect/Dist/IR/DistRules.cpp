@@ -489,8 +489,15 @@ static void suggestFix(InFlightDiagnostic &diag, TensorDistAttr declared,
     axes.push_back(axis);
   }
   if (axes.empty()) {
-    diag << ": the dims mapping differs (declare it as computed, or "
-            "redistribute)";
+    bool sameDims =
+        declared && declared.getDimsMapping().size() == inferred.dims.size();
+    for (auto [a, b] :
+         llvm::zip(declared ? declared.getDimsMapping() : ArrayRef<int64_t>(),
+                   inferred.dims))
+      sameDims &= a == b;
+    diag << (sameDims ? ": the partial axes differ"
+                      : ": the dims mapping differs")
+         << " (declare it as computed, or redistribute)";
     return;
   }
   diag << ": partial over ";

@@ -251,11 +251,72 @@ static LogicalResult rejectSplitIndex(linalg::LinalgOp linalgOp,
   return success();
 }
 
+/// Appends to `key` what the rule reads of `op`'s region: every op in it
+/// (nested ones too, for linalg.index) with its attributes and how each of
+/// its operands is defined (an argument of a block in the region, a result
+/// of an op in it, or a value from outside, which the rule takes as
+/// independent of the operands). Two bodies with equal keys compute the
+/// same function of the block arguments, so their rules agree.
+static void appendBodyKey(Operation *op, SmallVectorImpl<const void *> &key) {
+  using rules::detail::keyWord;
+  llvm::DenseMap<Operation *, uintptr_t> index;
+  llvm::DenseMap<Block *, uintptr_t> blocks;
+  for (Region &region : op->getRegions())
+    region.walk<WalkOrder::PreOrder>(
+        [&](Block *block) { blocks.try_emplace(block, blocks.size()); });
+  key.push_back(keyWord(blocks.size()));
+  for (Region &region : op->getRegions())
+    region.walk<WalkOrder::PreOrder>([&](Operation *inner) {
+      index.try_emplace(inner, index.size());
+      key.append({inner->getName().getAsOpaquePointer(),
+                  inner->getAttrDictionary().getAsOpaquePointer(),
+                  keyWord(inner->getNumOperands()),
+                  keyWord(inner->getNumResults()),
+                  keyWord(inner->getNumRegions())});
+      for (Value operand : inner->getOperands()) {
+        if (auto arg = dyn_cast<BlockArgument>(operand)) {
+          auto it = blocks.find(arg.getOwner());
+          if (it != blocks.end()) {
+            key.append(
+                {keyWord(1), keyWord(it->second), keyWord(arg.getArgNumber())});
+            continue;
+          }
+        } else if (auto it = index.find(operand.getDefiningOp());
+                   it != index.end()) {
+          key.append({keyWord(2), keyWord(it->second),
+                      keyWord(cast<OpResult>(operand).getResultNumber())});
+          continue;
+        }
+        key.append({keyWord(3), keyWord(0), keyWord(0)});
+      }
+    });
+}
+
 namespace {
 template <typename OpTy>
 struct LinalgRuleModel
     : public DistributionRuleInterface::ExternalModel<LinalgRuleModel<OpTy>,
                                                       OpTy> {
+  /// The rule reads more than the op's types and attributes: its body
+  /// (the combiners, what is linear in a partial operand) and whether each
+  /// init is a constant identity (isIdentityInit). A check remembered for
+  /// a sum must not answer for a max of the same types.
+  void appendRuleAttributes(Operation *op,
+                            SmallVectorImpl<const void *> &key) const {
+    rules::detail::appendInherentAttributes(op, key);
+    appendBodyKey(op, key);
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      key.push_back(rules::detail::constantKeyWord(fill.getInputs()[0]));
+      return;
+    }
+    for (Value init : cast<linalg::LinalgOp>(op).getDpsInits()) {
+      auto fill = init.getDefiningOp<linalg::FillOp>();
+      key.push_back(rules::detail::keyWord(fill ? 2 : 3));
+      key.push_back(
+          rules::detail::constantKeyWord(fill ? fill.getInputs()[0] : init));
+    }
+  }
+
   FailureOr<SmallVector<Dist>>
   inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
     if (auto fill = dyn_cast<linalg::FillOp>(op))

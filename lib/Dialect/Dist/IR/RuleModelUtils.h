@@ -14,9 +14,39 @@
 #include "dist/Dialect/Dist/IR/DistRules.h"
 
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OperationSupport.h"
 
 namespace mlir::dist::rules::detail {
+
+/// The interface's default key (DistributionRuleInterface::
+/// appendRuleAttributes): every inherent attribute of `op`. A model whose
+/// rule reads more (a region, an operand's constant) appends that after it,
+/// or a check that succeeded for one op is taken for another that differs
+/// only there.
+inline void appendInherentAttributes(Operation *op,
+                                     SmallVectorImpl<const void *> &key) {
+  for (StringAttr name : op->getName().getAttributeNames()) {
+    std::optional<Attribute> value = op->getInherentAttr(name.getValue());
+    key.push_back(value ? value->getAsOpaquePointer() : nullptr);
+  }
+}
+
+/// A small number as a word of a key (no attribute or name is stored at
+/// such an address).
+inline const void *keyWord(uintptr_t n) {
+  return reinterpret_cast<const void *>(n);
+}
+
+/// The key word of what a rule reads of `value` through m_Constant: the
+/// constant (uniqued, so equal words are equal constants), or a word of its
+/// own when `value` is not a constant.
+inline const void *constantKeyWord(Value value) {
+  Attribute constant;
+  if (value && matchPattern(value, m_Constant(&constant)))
+    return constant.getAsOpaquePointer();
+  return keyWord(1);
+}
 
 /// The rule of an op whose tensors must all be on one mesh: `Model` defines
 ///   FailureOr<SmallVector<Dist>> infer(OpTy, MeshAttr, raw_ostream &) const

@@ -148,6 +148,14 @@ struct ConcatModel : public MeshRuleModel<ConcatModel, tensor::ConcatOp> {
 };
 
 struct PadModel : public MeshRuleModel<PadModel, tensor::PadOp> {
+  /// The rule reads the padding value: a zero pads a partial sum.
+  void appendRuleAttributes(Operation *op,
+                            SmallVectorImpl<const void *> &key) const {
+    rules::detail::appendInherentAttributes(op, key);
+    key.push_back(rules::detail::constantKeyWord(
+        cast<tensor::PadOp>(op).getConstantPaddingValue()));
+  }
+
   FailureOr<SmallVector<Dist>> infer(tensor::PadOp pad, MeshAttr mesh,
                                      raw_ostream &whyNot) const {
     Dist src = Dist::of(pad.getSourceType(), mesh);

@@ -69,10 +69,12 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
       "::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::rules::Dist>>",
       "inferResultDistributions", (ins "::llvm::raw_ostream &":$whyNot)>,
     InterfaceMethod<[{
-        Appends the attributes the rule reads besides the operand and result
-        types (a matmul's transposes), as opaque pointers: the key under
-        which a successful check is remembered (`rules::RuleCheckCache`).
-        By default every inherent attribute.
+        Appends what the rule reads besides the operand and result types
+        (a matmul's transposes; a linalg op's body and init constants), as
+        opaque words: the key under which a successful check is remembered
+        (`SignatureCache.h`). By default every inherent attribute; a rule
+        that reads anything else must append it, or a check that succeeded
+        for one op answers for another that differs only there.
       }],
       "void", "appendRuleAttributes",
       (ins "::llvm::SmallVectorImpl<const void *> &":$key), [{}], [{
