@@ -19,7 +19,12 @@ are the next step's), then prints the parameters, the states and the last
 gradients, gathered whole.
 
 Every array must equal the serial program's (mesh 1 x 1, no sharding)
-within TOLERANCE of its largest magnitude.
+within TOLERANCE of its largest magnitude. Equal arrays do not show where
+they lived: before each run the completed @step's signature is checked
+against what the mode promises each process holds (ZeRO's definition):
+a parameter's optimizer states are whole on every dp process without
+ZeRO and a 1/dp shard (ceil, padded) with it; its gradient is whole but
+for stage 2, which returns the dp shard.
 """
 import argparse
 import sys
@@ -319,6 +324,47 @@ def parse(config):
     return Layout(dp, tp), mode
 
 
+def held_elements(L, mode):
+    """What ZeRO's definition says one process holds of each parameter's
+    gradient and of each of its states, in elements: the parameter's tp
+    block, or the ceil(1/dp) shard of it where the mode shards it."""
+    stages = {"zero1": 1, "zero2": 2}
+    stage = max(stages.get(m, 0) for m in mode.split("+"))
+    out = {}
+    for p, (shape, dims) in PARAMS.items():
+        block = int(np.prod(L.local(shape, L.dims(dims))))
+        shard = -(-block // L.mesh[0])
+        out[p] = (shard if stage >= 2 else block, shard if stage >= 1 else block)
+    return out
+
+
+def check_signature(L, mode):
+    """The completed @step's results against held_elements: the elements
+    of each gradient and state one process returns, and a shard split over
+    dp. Returns the first difference, or None."""
+    module = dist.Module.parse(program(L, 1))
+    opts = " ".join(MODES[m] for m in mode.split("+") if MODES[m])
+    module.run("dist-auto-parallel" + (f"{{{opts}}}" if opts else ""))
+    step = next(op for op in module.operations if '"step"' in str(op.attributes.get("sym_name")))
+    types = [v.type for v in step.regions[0].blocks[0].operations[-1].operands]
+    n = len(PARAMS)
+    held, i = [], 2 * n
+    for k, p in enumerate(PARAMS):
+        whole = int(np.prod(L.local(*PARAMS[p])))
+        grad, state = held_elements(L, mode)[p]
+        held.append((f"{p}'s gradient", types[k], grad, whole))
+        for j in range(OPTIMIZER[p][1]):
+            held.append((f"{p}'s state {j}", types[i + j], state, whole))
+        i += OPTIMIZER[p][1]
+    for what, t, want, whole in held:
+        got = int(np.prod(t.shape))
+        if got != want:
+            return f"{what} holds {got} elements per process, ZeRO's definition {want}"
+        if L.mesh[0] > 1 and (0 in t.dist.dims_mapping) != (want < whole):
+            return f"{what} is {'' if want < whole else 'not '}split over dp: {t}"
+    return None
+
+
 def run(L, mode, steps):
     procs = L.mesh[0] * L.mesh[1]
     return dist.run_on_mpi(program(L, steps), procs, pass_flags=flags(mode))
@@ -344,6 +390,9 @@ def main():
     )
     for config in args.configs:
         L, mode = parse(config)
+        wrong = check_signature(L, mode)
+        ok = ok and wrong is None
+        print(f"FAILED {config}: {wrong}" if wrong else f"ok: {config}: signature")
         ranks = run(L, mode, args.steps)
         worst, where = 0.0, ""
         for rank, got in enumerate(ranks):

@@ -1,6 +1,9 @@
 """The optimizer updates and the packing ops from Python: built with the
 builder, sharded by --dist-shard-optimizer, fused by --dist-bucket-gradients,
 and the state memory in the overlap report's data."""
+import math
+import random
+
 import pytest
 
 import dist
@@ -72,3 +75,55 @@ def test_bad_pack_raises(ctx):
     f.return_()
     with pytest.raises(Exception, match="buffer has 3 columns"):
         m.verify()
+
+
+BYTES = {"f16": 2, "f32": 4, "f64": 8}
+
+
+def expected_buckets(grads, first_cap, cap, members=False):
+    """DDP's bucketing, from its definition: gradients in the order they
+    are ready, one open bucket per element type, a bucket closing once it
+    holds at least its cap in bytes (the first bucket to close has the
+    first cap); a bucket of one gradient is no fusion. Returns each fused
+    bucket's (element type, bytes), in the order they close, and with
+    `members` its number of gradients too."""
+    open_, closed, fused = {}, 0, []
+    for elements, ty in grads:
+        bucket = open_.setdefault(ty, [])
+        bucket.append(elements * BYTES[ty])
+        if sum(bucket) >= (first_cap if closed == 0 else cap):
+            closed += 1
+            if len(bucket) > 1:
+                fused.append((ty, sum(bucket), len(bucket)))
+            open_[ty] = []
+    fused += [(ty, sum(b), len(b)) for ty, b in open_.items() if len(b) > 1]
+    return fused if members else [f[:2] for f in fused]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bucket_sizes_are_bytes(ctx, seed):
+    """Buckets of random gradients of three element types against
+    expected_buckets: the caps count bytes, not elements."""
+    rng = random.Random(seed)
+    mesh = dist.Mesh([2], names=["dp"], context=ctx)
+    grads = [(rng.choice([8, 24, 64, 96, 256]), rng.choice(list(BYTES))) for _ in range(10)]
+    first_cap, cap = rng.choice([64, 200, 512]), rng.choice([256, 700, 1024])
+    m = dist.Module.create(ctx)
+    partial = dist.TensorDist(mesh, [-1], {0: "sum"})
+    f = m.function("step", [dist.TensorType([n], ty, partial) for n, ty in grads])
+    reduced = [f.allreduce(g, mesh, [0], "sum") for g in f.arguments]
+    f.return_(*reduced)
+    m.run(
+        f"dist-bucket-gradients{{first-bucket-mb={first_cap / 2**20!r} bucket-mb={cap / 2**20!r}}}"
+    )
+    got = []
+    for op in m.walk():
+        if op.name == "dist.pack":
+            (packed,) = op.results
+            t = packed.type
+            got.append((str(t.element_type), math.prod(t.shape) * BYTES[str(t.element_type)]))
+    assert sorted(got) == sorted(expected_buckets(grads, first_cap, cap))
+    # Each bucket's members became one allreduce.
+    members = sum(n for _, _, n in expected_buckets(grads, first_cap, cap, members=True))
+    allreduces = [op for op in m.walk() if op.name == "dist.allreduce"]
+    assert len(allreduces) == len(grads) - members + len(got)

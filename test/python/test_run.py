@@ -32,6 +32,50 @@ def test_run_on_mpi_returns_each_ranks_arrays(ctx):
 
 
 @requires_mpich
+def test_builder_allreduces_run_on_a_2x2_mesh(ctx):
+    """The builder's allreduce types, run: a value partial over axis 0
+    (sum) and axis 1 (max) on [2, 2], each process holding a different
+    x[i, j]. The allreduce over axis 0 leaves a max over axis 1 pending
+    (every process of column j holds x[0, j] + x[1, j]); the one over axis
+    1 completes it: numpy's max over j of the sum over i, which taken in
+    the other order (9) differs."""
+    mesh = dist.Mesh([2, 2], names=["dp", "mp"], context=ctx)
+    m = dist.Module.create(ctx)
+    f = m.function("main")
+    f32 = dist.Type.parse("f32", ctx)
+
+    def coord(axis):
+        i = f.arith(
+            "index_cast", f.process_coord(mesh, axis), result_type=dist.Type.parse("i32", ctx)
+        )
+        return f.arith("sitofp", i, result_type=f32)
+
+    i, j = coord(0), coord(1)
+
+    def k(x):
+        return f.constant(x, f32)
+
+    # x = 1 + 3i + 4j - 8ij: [[1, 5], [4, 0]].
+    ij = f.arith("mulf", i, j)
+    x = f.arith("addf", k(1.0), f.arith("mulf", k(3.0), i))
+    x = f.arith("addf", x, f.arith("mulf", k(4.0), j))
+    x = f.arith("subf", x, f.arith("mulf", k(8.0), ij))
+    both = dist.TensorDist(mesh, [-1], {0: "sum", 1: "max"})
+    t = f.splat(x, dist.TensorType([3], "f32", both))
+    r = f.allreduce(t, mesh, [0])
+    r2 = f.allreduce(r, mesh, [1], "max")
+    f.print(r)
+    f.print(r2)
+    f.return_()
+    X = np.array([[1.0, 5.0], [4.0, 0.0]])
+    ranks = dist.run_on_mpi(m, 4)
+    for rank, (column_sum, total) in enumerate(ranks):
+        jj = mesh.coord(rank)[1]
+        assert np.all(column_sum == X[:, jj].sum()), (rank, column_sum)
+        assert np.all(total == X.sum(axis=0).max()), (rank, total)
+
+
+@requires_mpich
 def test_run_errors_raise(ctx):
     m = dist.Module.parse(
         "#mesh = #dist.mesh<shape = [2]>\nfunc.func @main() {\n"
