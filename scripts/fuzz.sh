@@ -8,12 +8,25 @@
 # LLVM/MLIR is shown with its input but fails nothing. The input of a finding
 # is kept in BUILD/fuzz/findings.
 #
-#   scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 20)
+#   scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET [TARGET...]]
+#
+# SECONDS_PER_TARGET defaults to 20; naming targets (dist-fuzz-parse, ...)
+# runs only those, as the longer campaigns in docs/reliability.md do.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$1
 seconds=${2:-20}
+shift $(($# < 2 ? $# : 2))
+targets=()
+for name in "$@"; do
+  if [ ! -e "$build/bin/$name" ]; then
+    echo "fuzz: no target $name in $build/bin" >&2
+    exit 2
+  fi
+  targets+=("$build/bin/$name")
+done
+[ ${#targets[@]} -gt 0 ] || targets=("$build"/bin/dist-fuzz-*)
 work="$build/fuzz"
 seeds="$work/seeds"
 mkdir -p "$work/findings" "$seeds"
@@ -76,7 +89,7 @@ report() {
   fi
 }
 status=0
-for link in "$build"/bin/dist-fuzz-*; do
+for link in "${targets[@]}"; do
   target=$(basename "$link")
   corpus="$work/corpus/$target"
   mkdir -p "$corpus"
