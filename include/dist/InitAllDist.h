@@ -23,9 +23,11 @@
 
 #include "dist/Conversion/MPIMemoryEffects.h"
 #include "dist/Conversion/Passes.h"
+#include "dist/Conversion/Pipelines.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Dialect/Dist/Transforms/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 

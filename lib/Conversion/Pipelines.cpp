@@ -1,6 +1,6 @@
 //===- Pipelines.cpp - the --dist-to-llvm pipeline ------------------------===//
 
-#include "dist/Conversion/Passes.h"
+#include "dist/Conversion/Pipelines.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -1,6 +1,6 @@
 //===- Pipelines.cpp - the --dist-auto-parallel pipeline ------------------===//
 
-#include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Dialect/Dist/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -83,10 +83,10 @@ void mlir::dist::buildDistAutoParallelPipeline(
 void mlir::dist::registerDistPipelines() {
   PassPipelineRegistration<DistAutoParallelOptions>(
       "dist-auto-parallel",
-      "Completion, then the auto-parallel rewrites in order, between two "
-      "checks of the distributions: dropout seeds, vocab-parallel embedding, "
-      "AMP "
-      "check-finite, optimizer sharding (zero-stage), matmul-grad overlap, "
-      "gradient buckets (bucket-gradients), stream assignment",
+      "Completion and the reshards' lowering, then the auto-parallel "
+      "rewrites in order, between two checks of the distributions: dropout "
+      "seeds, vocab-parallel embedding, AMP check-finite, optimizer sharding "
+      "(zero-stage), matmul-grad overlap, gradient buckets "
+      "(bucket-gradients), stream assignment",
       buildDistAutoParallelPipeline);
 }

@@ -1,4 +1,4 @@
-//===- Passes.cpp - C API of the dist passes and conversions --------------===//
+//===- DistPasses.cpp - C API of the dist passes and conversions ----------===//
 
 #include "dist-c/Passes.h"
 #include "dist/Conversion/Passes.h"
