@@ -6,7 +6,6 @@
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -299,39 +298,27 @@ double CostModel::matmulTime(double flops, bool transposeX,
   return flops / (tflops * 1e12);
 }
 
-double CostModel::collectiveTime(Collective kind, int64_t bytes,
+double CostModel::collectiveTime(RedistributionKind kind, int64_t bytes,
                                  int64_t groupSize) const {
-  if (groupSize <= 1)
+  if (groupSize <= 1 || !communicates(kind))
     return 0.0;
-  double n = static_cast<double>(groupSize);
-  auto ringFactor = [&](Collective kind) {
-    switch (kind) {
-    case Collective::AllReduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::Broadcast:
-      return 1.0;
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-    case Collective::AllToAll:
-      return (n - 1) / n;
-    }
-    llvm_unreachable("unknown collective");
-  };
   double size = static_cast<double>(bytes);
   const MeasuredCosts *measured = options.measured.get();
   if (!measured)
-    return options.linkLatencyUs * 1e-6 +
-           ringFactor(kind) * size / (options.linkBandwidthGBps * 1e9);
+    return options.linkLatencyUs * 1e-6 + ringFactor(kind, groupSize) * size /
+                                              (options.linkBandwidthGBps * 1e9);
+  using Kind = RedistributionKind;
   ArrayRef<MeasuredCosts::Link> links =
-      kind == Collective::AllReduce       ? measured->allreduce
-      : kind == Collective::Broadcast     ? measured->broadcast
-      : kind == Collective::AllGather     ? measured->allGather
-      : kind == Collective::ReduceScatter ? measured->reduceScatter
-                                          : measured->allToAll;
+      kind == Kind::AllReduce       ? measured->allreduce
+      : kind == Kind::Broadcast     ? measured->broadcast
+      : kind == Kind::AllGather     ? measured->allGather
+      : kind == Kind::ReduceScatter ? measured->reduceScatter
+                                    : measured->allToAll;
   double scale = 1.0;
   if (links.empty()) {
     links = measured->allreduce;
-    scale = ringFactor(kind) / ringFactor(Collective::AllReduce);
+    scale =
+        ringFactor(kind, groupSize) / ringFactor(Kind::AllReduce, groupSize);
   }
   const MeasuredCosts::Link &link = nearestLink(links, groupSize);
   return link.latencyUs * 1e-6 + scale * size / (link.bandwidthGBps * 1e9);
@@ -349,14 +336,7 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
   // A c_identity communicates nothing in the forward direction. The larger
   // side is what an all-gather and a reduce-scatter move (p-1)/p of; an
   // all-to-all keeps its size.
-  std::optional<Collective> kind =
-      llvm::TypeSwitch<Operation *, std::optional<Collective>>(op)
-          .Case([](AllReduceOp) { return Collective::AllReduce; })
-          .Case([](BroadcastOp) { return Collective::Broadcast; })
-          .Case([](AllGatherOp) { return Collective::AllGather; })
-          .Case([](ReduceScatterOp) { return Collective::ReduceScatter; })
-          .Case([](AllToAllOp) { return Collective::AllToAll; })
-          .Default([](Operation *) { return std::nullopt; });
+  std::optional<RedistributionKind> kind = getRedistributionKind(op);
   if (!kind)
     return 0.0;
   return collectiveTime(*kind, std::max(*in, *out), p);

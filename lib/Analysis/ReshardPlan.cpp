@@ -11,21 +11,6 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-StringRef mlir::dist::getStepOpName(ReshardStep::Kind kind) {
-  using Kind = ReshardStep::Kind;
-  static const std::pair<Kind, StringRef> names[] = {
-      {Kind::AllReduce, "dist.allreduce"},
-      {Kind::AllGather, "dist.all_gather"},
-      {Kind::ReduceScatter, "dist.reduce_scatter"},
-      {Kind::AllToAll, "dist.all_to_all"},
-      {Kind::AllSlice, "dist.all_slice"},
-      {Kind::MakePartial, "dist.make_partial"}};
-  for (auto [k, name] : names)
-    if (k == kind)
-      return name;
-  llvm_unreachable("unknown step kind");
-}
-
 namespace {
 /// What the search knows of a tensor of one global shape.
 class Planner {
@@ -70,35 +55,17 @@ public:
       std::optional<int64_t> there = localBytes(next);
       if (!there)
         return;
-      double n = static_cast<double>(g);
       ReshardStep step{kind, SmallVector<int64_t, 1>(axes), reduction, next, 0,
                        0,    std::max(here, *there)};
-      switch (kind) {
-      case ReshardStep::Kind::AllReduce:
-        step.bytes = static_cast<int64_t>(2.0 * (n - 1) / n * here);
-        step.seconds =
-            model.collectiveTime(CostModel::Collective::AllReduce, here, g);
-        break;
-      case ReshardStep::Kind::AllGather:
-      case ReshardStep::Kind::ReduceScatter:
-      case ReshardStep::Kind::AllToAll: {
-        int64_t moved = std::max(here, *there);
-        step.bytes = static_cast<int64_t>((n - 1) / n * moved);
-        CostModel::Collective collective =
-            kind == ReshardStep::Kind::AllGather
-                ? CostModel::Collective::AllGather
-            : kind == ReshardStep::Kind::ReduceScatter
-                ? CostModel::Collective::ReduceScatter
-                : CostModel::Collective::AllToAll;
-        step.seconds = model.collectiveTime(collective, moved, g);
-        break;
-      }
-      case ReshardStep::Kind::AllSlice:
-      case ReshardStep::Kind::MakePartial:
+      if (communicates(kind)) {
+        // The larger side is what the cost model prices a collective by.
+        step.bytes =
+            static_cast<int64_t>(ringFactor(kind, g) * step.tensorBytes);
+        step.seconds = model.collectiveTime(kind, step.tensorBytes, g);
+      } else {
         // Local: a copy of the result, which a step that communicates
         // always outweighs.
         step.seconds = 1e-15 * static_cast<double>(*there);
-        break;
       }
       out.push_back(step);
     };

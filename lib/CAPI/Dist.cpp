@@ -669,7 +669,7 @@ MlirLogicalResult mlirDistPlanReshard(MlirType source, MlirType target,
     return mlirLogicalResultFailure();
   }
   for (const ReshardStep &step : plan->steps) {
-    MlirDistReshardStep out{wrap(getStepOpName(step.kind)),
+    MlirDistReshardStep out{wrap(getRedistributionOpName(step.kind)),
                             step.axes.front(),
                             step.axes.data(),
                             static_cast<intptr_t>(step.axes.size()),

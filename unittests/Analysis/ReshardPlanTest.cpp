@@ -141,10 +141,13 @@ TEST_F(ReshardPlanTest, EveryPlanMovesWhatItsStepsDefine) {
         case ReshardStep::Kind::AllSlice:
         case ReshardStep::Kind::MakePartial:
           break;
+        case ReshardStep::Kind::Broadcast:
+          ADD_FAILURE() << "a plan has a broadcast step";
+          break;
         }
         EXPECT_EQ(step.bytes, expected)
-            << getStepOpName(step.kind).str() << " over " << step.axes.size()
-            << " axes to " << str(step.to);
+            << getRedistributionOpName(step.kind).str() << " over "
+            << step.axes.size() << " axes to " << str(step.to);
         collectives += step.isCollective();
         total += step.bytes;
         peak = std::max({peak, before, after});

@@ -11,6 +11,8 @@
 #ifndef DIST_ANALYSIS_COSTMODEL_H
 #define DIST_ANALYSIS_COSTMODEL_H
 
+#include "dist/Dialect/Dist/IR/RedistributionKind.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -122,24 +124,15 @@ public:
   /// Seconds of a dist.matmul of `flops` with these transpositions.
   double matmulTime(double flops, bool transposeX, bool transposeY) const;
 
-  /// The collectives the model prices.
-  enum class Collective {
-    AllReduce,
-    Broadcast,
-    AllGather,
-    ReduceScatter,
-    AllToAll
-  };
-
   /// Seconds for collective `kind` in groups of `groupSize` processes on a
   /// tensor of `bytes` per process: the operand of an allreduce, broadcast
   /// or reduce-scatter, the gathered result of an all-gather, the shard of
-  /// an all-to-all. With the constants, each moves a ring factor of those
-  /// bytes through a process's link (2(p-1)/p for an allreduce, 1 for a
-  /// pipelined broadcast, (p-1)/p for the others); measured links include
-  /// their factor. A kind the file did not measure is scaled from the
-  /// allreduce's link by the ratio of the factors. Zero for a group of one.
-  double collectiveTime(Collective kind, int64_t bytes,
+  /// an all-to-all. With the constants, each moves its `ringFactor` of
+  /// those bytes through a process's link; measured links include their
+  /// factor. A kind the file did not measure is scaled from the allreduce's
+  /// link by the ratio of the factors. Zero for a group of one and for the
+  /// local kinds.
+  double collectiveTime(RedistributionKind kind, int64_t bytes,
                         int64_t groupSize) const;
   /// Seconds for a dist collective op (allreduce, broadcast, c_identity,
   /// all_gather, reduce_scatter, all_to_all), or nothing for other ops and

@@ -26,14 +26,8 @@ namespace mlir {
 namespace dist {
 
 struct ReshardStep {
-  enum class Kind {
-    AllReduce,     // partial -> replicated
-    AllGather,     // split -> replicated
-    ReduceScatter, // partial -> split
-    AllToAll,      // split dim i -> split dim j
-    AllSlice,      // replicated -> split (local)
-    MakePartial    // replicated or split -> partial (local)
-  };
+  /// Every kind but Broadcast: a plan never needs one process's value.
+  using Kind = RedistributionKind;
   Kind kind;
   /// The mesh axes the step acts on: one, or for an allreduce every
   /// partial axis of one reduction at once (one collective over the group
@@ -51,9 +45,7 @@ struct ReshardStep {
   int64_t tensorBytes = 0;
 
   /// Whether the step communicates (the others are local views).
-  bool isCollective() const {
-    return kind != Kind::AllSlice && kind != Kind::MakePartial;
-  }
+  bool isCollective() const { return communicates(kind); }
 };
 
 struct ReshardPlan {
@@ -64,9 +56,6 @@ struct ReshardPlan {
   /// included).
   int64_t peakLocalBytes = 0;
 };
-
-/// The op name of a step's kind ("dist.all_gather", ...).
-StringRef getStepOpName(ReshardStep::Kind kind);
 
 /// The distributions `op` goes from and to; an unencoded side (which the
 /// verifier allows on one side) is replicated on the other's mesh.

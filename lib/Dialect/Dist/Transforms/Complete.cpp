@@ -484,8 +484,7 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
         CostModel::tensorBytes(cast<RankedTensorType>(v.getType()));
     if (!bytes)
       return std::nullopt;
-    return model.collectiveTime(CostModel::Collective::AllReduce, *bytes,
-                                group);
+    return model.collectiveTime(RedistributionKind::AllReduce, *bytes, group);
   };
   Value best = chain.front();
   std::optional<double> bestCost = cost(best);

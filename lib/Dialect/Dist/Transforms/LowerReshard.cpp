@@ -113,7 +113,7 @@ struct DistLowerReshardPass
     if (plan.steps.empty())
       remark << " none";
     for (const ReshardStep &step : plan.steps) {
-      remark << " " << getStepOpName(step.kind).drop_front(5)
+      remark << " " << getRedistributionOpName(step.kind).drop_front(5)
              << (step.axes.size() == 1 ? "(axis " : "(axes ");
       llvm::interleaveComma(step.axes, remark);
       if (step.kind == ReshardStep::Kind::AllReduce ||

@@ -214,7 +214,7 @@ FunctionReport simulate(func::FuncOp func, const CostModel &model) {
         if (!step.isCollective())
           continue;
         double cost = step.seconds * 1e6;
-        StringRef stepName = getStepOpName(step.kind);
+        StringRef stepName = getRedistributionOpName(step.kind);
         account(stepName, step.tensorBytes, cost);
         runSync(name + ": " + stepName.drop_front(5).str(), cost, loc);
       }

@@ -36,8 +36,10 @@ static Value buildStep(OpBuilder &b, Location loc, const ReshardStep &step,
   case ReshardStep::Kind::MakePartial:
     return MakePartialOp::create(b, loc, type, input, mesh, axes,
                                  step.reduction);
+  case ReshardStep::Kind::Broadcast:
+    break;
   }
-  llvm_unreachable("unknown step kind");
+  llvm_unreachable("a reshard plan has no broadcast step");
 }
 
 Value dist::buildReshardSteps(OpBuilder &b, Location loc,
