@@ -27,7 +27,7 @@ MUTANTS = [
         "lib/Dialect/Dist/Transforms/Complete.cpp",
         "  if (rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
         "  if (false && rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
-        ["Dialect/Dist/complete.mlir", "Examples/gpt-layer.test"],
+        ["Transforms/dist-complete.mlir", "Examples/gpt-layer.test"],
         "completion lets a later op pull a replicated value partial",
     ),
     (
@@ -35,7 +35,7 @@ MUTANTS = [
         "lib/Dialect/Dist/Transforms/Complete.cpp",
         "  if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
         "  if (true || !d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
-        ["Dialect/Dist/complete.mlir", "Examples/gpt-layer.test"],
+        ["Transforms/dist-complete.mlir", "Examples/gpt-layer.test"],
         "completion leaves a partial sum with several uses partial (an allreduce per branch)",
     ),
     (
