@@ -336,10 +336,11 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
   // A c_identity communicates nothing in the forward direction. The larger
   // side is what an all-gather and a reduce-scatter move (p-1)/p of; an
   // all-to-all keeps its size.
-  std::optional<RedistributionKind> kind = getRedistributionKind(op);
-  if (!kind)
+  auto redistribution = dyn_cast<RedistributionOpInterface>(op);
+  if (!redistribution)
     return 0.0;
-  return collectiveTime(*kind, std::max(*in, *out), p);
+  return collectiveTime(redistribution.getRedistributionKind(),
+                        std::max(*in, *out), p);
 }
 
 std::optional<double> CostModel::computeTime(Operation *op) const {

@@ -1,6 +1,7 @@
 //===- Varying.cpp - values that differ between processes -----------------===//
 
 #include "dist/Analysis/Varying.h"
+#include "dist/Analysis/ControlFlowEdges.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -312,9 +313,8 @@ struct VaryingSolver {
   }
 
   void visitCall(CallOpInterface call) {
-    Operation *callee = call.resolveCallableInTable(&symbols);
-    auto f = dyn_cast_or_null<FunctionOpInterface>(callee);
-    if (!f || f.isExternal()) {
+    FunctionOpInterface f = getCalleeWithBody(call, symbols);
+    if (!f) {
       // Unknown: its results come from everything it takes.
       Variation v;
       CastAways c;

@@ -244,22 +244,14 @@ LogicalResult CIdentityOp::verifySignature() {
 // Redistribution
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// What a redistribution op allows one of its axes to do: whether the
-/// transition is one it makes, and how the op's description names it.
-struct Transition {
-  StringRef description;
-  function_ref<bool(AxisState from, AxisState to)> allowed;
-};
-} // namespace
-
 /// The checks every redistribution shares: encodings on both sides on the
-/// op's mesh, one element type, one global shape, the axes outside `axes`
-/// unchanged and each of `axes` making `transition`.
-static LogicalResult verifyRedistribution(Operation *op, RankedTensorType in,
-                                          RankedTensorType out, MeshAttr mesh,
-                                          ArrayRef<int64_t> axes,
-                                          Transition transition) {
+/// op's mesh, one element type, one global shape, the axes outside its axes
+/// unchanged and each of its axes making its kind's transition.
+static LogicalResult verifyRedistribution(RedistributionOpInterface op,
+                                          RankedTensorType out) {
+  RankedTensorType in = op.getInput().getType();
+  MeshAttr mesh = op.getMesh();
+  ArrayRef<int64_t> axes = op.getAxes();
   TensorDistAttr inDist = getTensorDist(in), outDist = getTensorDist(out);
   if (!inDist || !outDist)
     return op->emitOpError("needs a #dist.tensor encoding on its operand and "
@@ -278,6 +270,8 @@ static LogicalResult verifyRedistribution(Operation *op, RankedTensorType in,
     return op->emitOpError("result's global shape ")
            << shapeString(outGlobal) << " differs from the operand's "
            << shapeString(inGlobal);
+  RedistributionKind kind = op.getRedistributionKind();
+  std::optional<ReductionKind> reduction = op.getReduction();
   for (int64_t axis = 0; axis < mesh.getRank(); ++axis) {
     AxisState from = getAxisState(inDist, axis);
     AxisState to = getAxisState(outDist, axis);
@@ -288,55 +282,31 @@ static LogicalResult verifyRedistribution(Operation *op, RankedTensorType in,
                << " in the result; only the axes the op runs over may change";
       continue;
     }
-    if (!transition.allowed(from, to))
+    if (!allowsTransition(kind, reduction, from, to))
       return op->emitOpError("mesh axis ")
              << axis << " goes from " << from << " to " << to << ", but '"
-             << op->getName() << "' takes " << transition.description;
+             << op->getName() << "' takes "
+             << describeTransition(kind, reduction);
   }
   return success();
 }
 
-/// Whether a partial of `pending` is what a reduction with `kind` reduces
-/// (an avg of a sum is the mean of its terms, as for dist.allreduce).
-static bool reducesPartial(ReductionKind kind, ReductionKind pending) {
-  return pending == kind ||
-         (pending == ReductionKind::Sum && kind == ReductionKind::Avg);
-}
-
 LogicalResult AllGatherOp::verifySignature() {
-  auto collective = cast<CollectiveOpInterface>(getOperation());
   return verifyRedistribution(
-      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
-      getAxes(),
-      {"a split dim to replicated", [](AxisState from, AxisState to) {
-         return from.isSplit() && to.isReplicated();
-       }});
+      *this, cast<CollectiveOpInterface>(getOperation()).getResultTensorType());
 }
 
 LogicalResult ReduceScatterOp::verifySignature() {
-  auto collective = cast<CollectiveOpInterface>(getOperation());
-  ReductionKind kind = getKind();
-  std::string description =
-      ("partial (" + stringifyReductionKind(kind) + ") to a split dim").str();
   return verifyRedistribution(
-      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
-      getAxes(), {description, [&](AxisState from, AxisState to) {
-                    return from.isPartial() &&
-                           reducesPartial(kind, from.reduction) && to.isSplit();
-                  }});
+      *this, cast<CollectiveOpInterface>(getOperation()).getResultTensorType());
 }
 
 LogicalResult AllToAllOp::verifySignature() {
   if (getAxes().size() != 1)
     return emitOpError("moves the split of one mesh axis, but has ")
            << getAxes().size() << " axes";
-  auto collective = cast<CollectiveOpInterface>(getOperation());
   return verifyRedistribution(
-      *this, getInput().getType(), collective.getResultTensorType(), getMesh(),
-      getAxes(),
-      {"a split dim to another split dim", [](AxisState from, AxisState to) {
-         return from.isSplit() && to.isSplit() && from.dim != to.dim;
-       }});
+      *this, cast<CollectiveOpInterface>(getOperation()).getResultTensorType());
 }
 
 LogicalResult AllSliceOp::verify() {
@@ -346,11 +316,7 @@ LogicalResult AllSliceOp::verify() {
 }
 
 LogicalResult AllSliceOp::verifySignature() {
-  return verifyRedistribution(
-      *this, getInput().getType(), getResult().getType(), getMesh(), getAxes(),
-      {"replicated to a split dim", [](AxisState from, AxisState to) {
-         return from.isReplicated() && to.isSplit();
-       }});
+  return verifyRedistribution(*this, getResult().getType());
 }
 
 OpFoldResult AllSliceOp::fold(FoldAdaptor) {
@@ -370,16 +336,39 @@ LogicalResult MakePartialOp::verify() {
 }
 
 LogicalResult MakePartialOp::verifySignature() {
-  ReductionKind kind = getKind();
-  std::string description = ("replicated or a split dim to partial (" +
-                             stringifyReductionKind(kind) + ")")
-                                .str();
-  return verifyRedistribution(
-      *this, getInput().getType(), getResult().getType(), getMesh(), getAxes(),
-      {description, [&](AxisState from, AxisState to) {
-         return !from.isPartial() && to.isPartial() && to.reduction == kind;
-       }});
+  return verifyRedistribution(*this, getResult().getType());
 }
+
+//===----------------------------------------------------------------------===//
+// What kind of redistribution each op is (RedistributionOpInterface)
+//===----------------------------------------------------------------------===//
+
+RedistributionKind AllReduceOp::getRedistributionKind() {
+  return RedistributionKind::AllReduce;
+}
+std::optional<ReductionKind> AllReduceOp::getReduction() { return getKind(); }
+RedistributionKind BroadcastOp::getRedistributionKind() {
+  return RedistributionKind::Broadcast;
+}
+RedistributionKind AllGatherOp::getRedistributionKind() {
+  return RedistributionKind::AllGather;
+}
+RedistributionKind ReduceScatterOp::getRedistributionKind() {
+  return RedistributionKind::ReduceScatter;
+}
+std::optional<ReductionKind> ReduceScatterOp::getReduction() {
+  return getKind();
+}
+RedistributionKind AllToAllOp::getRedistributionKind() {
+  return RedistributionKind::AllToAll;
+}
+RedistributionKind AllSliceOp::getRedistributionKind() {
+  return RedistributionKind::AllSlice;
+}
+RedistributionKind MakePartialOp::getRedistributionKind() {
+  return RedistributionKind::MakePartial;
+}
+std::optional<ReductionKind> MakePartialOp::getReduction() { return getKind(); }
 
 LogicalResult ReshardOp::verify() {
   RankedTensorType in = getInput().getType(), out = getResult().getType();

@@ -3,8 +3,6 @@
 #include "dist/Dialect/Dist/IR/RedistributionKind.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 
-#include "llvm/ADT/TypeSwitch.h"
-
 using namespace mlir;
 using namespace mlir::dist;
 
@@ -24,6 +22,64 @@ StringRef mlir::dist::getRedistributionOpName(RedistributionKind kind) {
     return AllSliceOp::getOperationName();
   case RedistributionKind::MakePartial:
     return MakePartialOp::getOperationName();
+  }
+  llvm_unreachable("unknown redistribution kind");
+}
+
+/// Whether a reduction with `kind` reduces a partial of `pending`.
+static bool reducesPartial(std::optional<ReductionKind> kind,
+                           ReductionKind pending) {
+  return kind && (pending == *kind || (pending == ReductionKind::Sum &&
+                                       *kind == ReductionKind::Avg));
+}
+
+bool mlir::dist::allowsTransition(RedistributionKind kind,
+                                  std::optional<ReductionKind> reduction,
+                                  AxisState from, AxisState to) {
+  switch (kind) {
+  case RedistributionKind::AllReduce:
+    return from.isPartial() && reducesPartial(reduction, from.reduction) &&
+           to.isReplicated();
+  case RedistributionKind::Broadcast:
+    return from.isReplicated() && to.isReplicated();
+  case RedistributionKind::AllGather:
+    return from.isSplit() && to.isReplicated();
+  case RedistributionKind::ReduceScatter:
+    return from.isPartial() && reducesPartial(reduction, from.reduction) &&
+           to.isSplit();
+  case RedistributionKind::AllToAll:
+    return from.isSplit() && to.isSplit() && from.dim != to.dim;
+  case RedistributionKind::AllSlice:
+    return from.isReplicated() && to.isSplit();
+  case RedistributionKind::MakePartial:
+    return !from.isPartial() && to.isPartial() && reduction &&
+           to.reduction == *reduction;
+  }
+  llvm_unreachable("unknown redistribution kind");
+}
+
+std::string
+mlir::dist::describeTransition(RedistributionKind kind,
+                               std::optional<ReductionKind> reduction) {
+  std::string partial =
+      ("partial (" +
+       (reduction ? stringifyReductionKind(*reduction) : StringRef("?")) + ")")
+          .str();
+  switch (kind) {
+  case RedistributionKind::AllReduce:
+    return partial + " to replicated";
+  case RedistributionKind::Broadcast:
+    return "replicated to replicated";
+  case RedistributionKind::AllGather:
+    return "a split dim to replicated";
+  case RedistributionKind::ReduceScatter:
+    return partial + " to a split dim";
+  case RedistributionKind::AllToAll:
+    return "a split dim to another split dim";
+  case RedistributionKind::AllSlice:
+    return "replicated to a split dim";
+  case RedistributionKind::MakePartial:
+    return "replicated or a split dim to " + partial;
   }
   llvm_unreachable("unknown redistribution kind");
 }
@@ -49,18 +105,4 @@ double mlir::dist::ringFactor(RedistributionKind kind, int64_t groupSize) {
     return 0.0;
   }
   llvm_unreachable("unknown redistribution kind");
-}
-
-std::optional<RedistributionKind>
-mlir::dist::getRedistributionKind(Operation *op) {
-  using Kind = RedistributionKind;
-  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(op)
-      .Case([](AllReduceOp) { return Kind::AllReduce; })
-      .Case([](BroadcastOp) { return Kind::Broadcast; })
-      .Case([](AllGatherOp) { return Kind::AllGather; })
-      .Case([](ReduceScatterOp) { return Kind::ReduceScatter; })
-      .Case([](AllToAllOp) { return Kind::AllToAll; })
-      .Case([](AllSliceOp) { return Kind::AllSlice; })
-      .Case([](MakePartialOp) { return Kind::MakePartial; })
-      .Default([](Operation *) { return std::nullopt; });
 }

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Analysis/ControlFlowEdges.h"
 #include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
@@ -123,12 +124,9 @@ static void retype(Value v, Type type) {
 }
 
 namespace {
-/// An edge along which two values must have one type: a forwarded operand
-/// and the block argument or result it becomes.
-struct Edge {
-  OpOperand *use;
-  Value sink;
-};
+/// Along a forwarding edge (ControlFlowEdges.h) two values must have one
+/// type.
+using Edge = ForwardingEdge;
 
 class Completion {
 public:
@@ -321,46 +319,11 @@ static RankedTensorType withDist(Type type, TensorDistAttr dist) {
 }
 
 void Completion::collectEdges(Operation *op, SmallVectorImpl<Edge> &edges) {
-  auto add = [&](MutableArrayRef<OpOperand> uses, ValueRange sinks) {
-    for (auto [use, sink] : llvm::zip(uses, sinks))
-      if (isTensor(sink))
-        edges.push_back({&use, sink});
-  };
-  auto usesOf = [&](OperandRange range) {
-    if (range.empty())
-      return MutableArrayRef<OpOperand>();
-    return op->getOpOperands().slice(range.getBeginOperandIndex(),
-                                     range.size());
-  };
-  if (auto branch = dyn_cast<RegionBranchOpInterface>(op)) {
-    SmallVector<RegionSuccessor> successors;
-    branch.getSuccessorRegions(RegionBranchPoint::parent(), successors);
-    for (RegionSuccessor &s : successors)
-      add(usesOf(branch.getEntrySuccessorOperands(s)), s.getSuccessorInputs());
-  }
-  if (auto term = dyn_cast<RegionBranchTerminatorOpInterface>(op)) {
-    if (auto parent = dyn_cast<RegionBranchOpInterface>(op->getParentOp())) {
-      SmallVector<RegionSuccessor> successors;
-      parent.getSuccessorRegions(RegionBranchPoint(term), successors);
-      for (RegionSuccessor &s : successors)
-        add(usesOf(term.getSuccessorOperands(s)), s.getSuccessorInputs());
-    }
-  }
-  if (auto branch = dyn_cast<BranchOpInterface>(op))
-    for (unsigned i = 0; i < op->getNumSuccessors(); ++i) {
-      SuccessorOperands operands = branch.getSuccessorOperands(i);
-      Block *dest = op->getSuccessor(i);
-      OperandRange forwarded = operands.getForwardedOperands();
-      add(usesOf(forwarded),
-          dest->getArguments().drop_front(operands.getProducedOperandCount()));
-    }
-  if (auto call = dyn_cast<CallOpInterface>(op)) {
-    auto callee = dyn_cast_or_null<FunctionOpInterface>(
-        call.resolveCallableInTable(&symbols));
-    if (callee && !callee.isExternal())
-      add(usesOf(call.getArgOperands()),
-          callee.getFunctionBody().front().getArguments());
-  }
+  SmallVector<ForwardingEdge> all;
+  getForwardingEdges(op, symbols, all);
+  for (const ForwardingEdge &edge : all)
+    if (isTensor(edge.sink))
+      edges.push_back(edge);
 }
 
 LogicalResult Completion::visitEdge(const Edge &edge) {
@@ -388,9 +351,8 @@ LogicalResult Completion::visitEdge(const Edge &edge) {
 }
 
 LogicalResult Completion::visitCallResults(CallOpInterface call) {
-  auto callee = dyn_cast_or_null<FunctionOpInterface>(
-      call.resolveCallableInTable(&symbols));
-  if (!callee || callee.isExternal())
+  FunctionOpInterface callee = getCalleeWithBody(call, symbols);
+  if (!callee)
     return success();
   Operation *ret = callee.getFunctionBody().back().getTerminator();
   if (!ret || !ret->hasTrait<OpTrait::ReturnLike>() ||
@@ -1151,20 +1113,16 @@ static std::optional<TensorDistAttr> collectiveResultDist(Operation *op) {
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!in || !out)
     return std::nullopt;
-  MeshAttr mesh;
-  ArrayRef<int64_t> axes;
-  if (auto c = dyn_cast<CollectiveOpInterface>(op)) {
-    mesh = c.getMesh();
-    axes = c.getAxes();
-  } else if (auto s = dyn_cast<AllSliceOp>(op)) {
-    mesh = s.getMesh();
-    axes = s.getAxes();
-  } else if (auto p = dyn_cast<MakePartialOp>(op)) {
-    mesh = p.getMesh();
-    axes = p.getAxes();
-  } else {
+  // A c_identity keeps its operand's distribution, as a broadcast does.
+  auto identity = dyn_cast<CIdentityOp>(op);
+  auto redistribution = dyn_cast<RedistributionOpInterface>(op);
+  if (!identity && !redistribution)
     return std::nullopt;
-  }
+  MeshAttr mesh = identity ? identity.getMesh() : redistribution.getMesh();
+  ArrayRef<int64_t> axes =
+      identity ? identity.getAxes() : redistribution.getAxes();
+  RedistributionKind kind = identity ? RedistributionKind::Broadcast
+                                     : redistribution.getRedistributionKind();
   TensorDistAttr from = getTensorDist(in);
   if (!from)
     from = TensorDistAttr::getReplicated(mesh, in.getRank());
@@ -1185,29 +1143,37 @@ static std::optional<TensorDistAttr> collectiveResultDist(Operation *op) {
       dims[d] = axis;
     return true;
   };
+  auto unsplit = [&] {
+    for (int64_t &a : dims)
+      if (llvm::is_contained(axes, a))
+        a = -1;
+  };
   bool ok = true;
-  if (isa<AllReduceOp>(op)) {
+  switch (kind) {
+  case RedistributionKind::AllReduce:
     dropPartial();
-  } else if (isa<AllGatherOp>(op)) {
-    for (int64_t &a : dims)
-      if (llvm::is_contained(axes, a))
-        a = -1;
-  } else if (isa<ReduceScatterOp>(op)) {
+    break;
+  case RedistributionKind::Broadcast:
+    break;
+  case RedistributionKind::AllGather:
+    unsplit();
+    break;
+  case RedistributionKind::ReduceScatter:
     dropPartial();
     ok = splitOver();
-  } else if (isa<AllSliceOp>(op)) {
+    break;
+  case RedistributionKind::AllToAll:
+    unsplit();
     ok = splitOver();
-  } else if (isa<AllToAllOp>(op)) {
-    for (int64_t &a : dims)
-      if (llvm::is_contained(axes, a))
-        a = -1;
+    break;
+  case RedistributionKind::AllSlice:
     ok = splitOver();
-  } else if (auto p = dyn_cast<MakePartialOp>(op)) {
+    break;
+  case RedistributionKind::MakePartial:
     for (int64_t axis : axes)
-      partial.push_back({axis, p.getKind()});
+      partial.push_back({axis, *redistribution.getReduction()});
     llvm::sort(partial, llvm::less_first());
-  } else if (!isa<BroadcastOp, CIdentityOp>(op)) {
-    return std::nullopt;
+    break;
   }
   if (!ok)
     return std::nullopt;
@@ -1216,7 +1182,7 @@ static std::optional<TensorDistAttr> collectiveResultDist(Operation *op) {
   for (int64_t a : dims)
     if (a >= 0 && (a >= mesh.getRank() || !used.insert(a).second))
       return std::nullopt;
-  for (auto [a, kind] : partial)
+  for (int64_t a : llvm::make_first_range(partial))
     if (a < 0 || a >= mesh.getRank() || !used.insert(a).second)
       return std::nullopt;
   return TensorDistAttr::get(mesh, dims, partial);
@@ -1697,7 +1663,7 @@ LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
             if (isTensor(arg) && !distOf(arg))
               undecided.insert(arg);
       if (auto call = dyn_cast<CallOpInterface>(op))
-        if (Operation *callee = call.resolveCallableInTable(&symbols))
+        if (FunctionOpInterface callee = getCalleeWithBody(call, symbols))
           callers[callee].push_back(call);
     });
     for (auto it = std::next(f.getFunctionBody().begin());

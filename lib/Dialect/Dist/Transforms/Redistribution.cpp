@@ -5,7 +5,6 @@
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -77,27 +76,27 @@ struct Redistribution {
 } // namespace
 
 static FailureOr<Redistribution> getRedistribution(Operation *op) {
-  auto axesOf = [](auto op) -> std::optional<SmallVector<int64_t>> {
-    return SmallVector<int64_t>(op.getAxes());
-  };
-  std::optional<SmallVector<int64_t>> axes =
-      llvm::TypeSwitch<Operation *, std::optional<SmallVector<int64_t>>>(op)
-          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-                AllSliceOp, MakePartialOp>(axesOf)
-          .Case<ReshardOp>([](ReshardOp reshard) {
-            TensorDistAttr dist = getTensorDist(reshard.getResult().getType());
-            return dist ? std::optional(llvm::to_vector(llvm::seq<int64_t>(
-                              0, dist.getMesh().getShape().size())))
-                        : std::nullopt;
-          })
-          .Default([](Operation *) { return std::nullopt; });
-  if (!axes)
+  SmallVector<int64_t> axes;
+  auto redistribution = dyn_cast<RedistributionOpInterface>(op);
+  // A broadcast's transpose sums every cotangent into its root, which no
+  // change of distribution does.
+  if (redistribution &&
+      redistribution.getRedistributionKind() != RedistributionKind::Broadcast) {
+    axes.assign(redistribution.getAxes().begin(),
+                redistribution.getAxes().end());
+  } else if (auto reshard = dyn_cast<ReshardOp>(op)) {
+    TensorDistAttr dist = getTensorDist(reshard.getResult().getType());
+    if (!dist)
+      return failure();
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, dist.getMesh().getRank()));
+  } else {
     return failure();
+  }
   Type result = op->getResult(0).getType();
   if (auto future = dyn_cast<FutureType>(result))
     result = future.getValueType();
   return Redistribution{cast<RankedTensorType>(op->getOperand(0).getType()),
-                        cast<RankedTensorType>(result), std::move(*axes)};
+                        cast<RankedTensorType>(result), std::move(axes)};
 }
 
 FailureOr<TensorDistAttr> dist::getTransposeDist(Operation *op,

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Analysis/ControlFlowEdges.h"
 #include "dist/Analysis/Varying.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/DistRules.h"
@@ -287,7 +288,7 @@ public:
         result = failure();
       }
     for (auto [f, call] : calls) {
-      Operation *callee = call.resolveCallableInTable(&symbols);
+      Operation *callee = getCalleeWithBody(call, symbols);
       auto it = issued.find(callee);
       if (it == issued.end())
         continue;
@@ -318,7 +319,7 @@ private:
     for (bool changed = true; changed;) {
       changed = false;
       for (auto [f, call] : calls) {
-        Operation *callee = call.resolveCallableInTable(&symbols);
+        Operation *callee = getCalleeWithBody(call, symbols);
         auto it = issued.find(callee);
         if (it == issued.end())
           continue;
@@ -424,7 +425,7 @@ private:
         if (auto call = dyn_cast<CallOpInterface>(witness)) {
           diag.attachNote(witness->getLoc())
               << "@" << (f ? f.getName() : "") << " calls a function here";
-          Operation *callee = call.resolveCallableInTable(&symbols);
+          Operation *callee = getCalleeWithBody(call, symbols);
           witness = nullptr;
           auto it = issued.find(callee);
           if (it != issued.end())

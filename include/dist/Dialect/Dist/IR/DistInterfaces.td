@@ -39,6 +39,33 @@ def Dist_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def Dist_RedistributionOpInterface : OpInterface<"RedistributionOpInterface"> {
+  let cppNamespace = "::mlir::dist";
+  let description = [{
+    An op that changes a tensor's distribution along the mesh axes it runs
+    over and keeps it along the others: the five collectives and the two
+    local views of `RedistributionKind.h`. The op's kind says what each of
+    its axes may do (`allowsTransition`), what the op is called and what
+    share of its bytes crosses a link; the verifiers, the reshard planner's
+    steps, completion and the cost model read the kind from here, so that
+    what a redistribution does is written once.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh the op redistributes over.",
+      "::mlir::dist::MeshAttr", "getMesh">,
+    InterfaceMethod<"The mesh axes whose state the op changes.",
+      "::llvm::ArrayRef<int64_t>", "getAxes">,
+    InterfaceMethod<"The tensor being redistributed.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<"Which of the seven kinds of redistribution the op is.",
+      "::mlir::dist::RedistributionKind", "getRedistributionKind">,
+    InterfaceMethod<"The reduction of an allreduce, a reduce-scatter or a "
+      "partial view; nothing for the other kinds.",
+      "std::optional<::mlir::dist::ReductionKind>", "getReduction", (ins),
+      [{}], [{ return std::nullopt; }]>,
+  ];
+}
+
 def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
   let cppNamespace = "::mlir::dist";
   let description = [{

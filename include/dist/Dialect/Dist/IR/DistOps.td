@@ -56,7 +56,9 @@ class Dist_SignatureVerifiedOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
+def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce", [
+    DeclareOpInterfaceMethods<Dist_RedistributionOpInterface,
+                              ["getReduction"]>]> {
   let summary = "Reduce a partial tensor across the processes of a mesh group";
   let description = [{
     Every process of each group (processes whose coordinates differ only along
@@ -99,7 +101,8 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"allreduce"> {
   }];
 }
 
-def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast"> {
+def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast", [
+    DeclareOpInterfaceMethods<Dist_RedistributionOpInterface>]> {
   let summary = "Broadcast a tensor from a group-local root";
   let description = [{
     Every process of each group receives the input of the process at position
@@ -169,10 +172,15 @@ def Dist_CIdentityOp : Dist_CollectiveOp<"c_identity"> {
 
 // The collectives that change a tensor's local shape. Their operand and
 // result carry `#dist.tensor` encodings (which say what moves); per mesh axis
-// in `axes` each allows one transition, and every other axis keeps its
-// state. The global shape is the same on both sides.
-class Dist_RedistributeOp<string mnemonic, list<Trait> traits = []>
-    : Dist_CollectiveOp<mnemonic, traits> {
+// in `axes` each allows its kind's transition (RedistributionKind.h), and
+// every other axis keeps its state. The global shape is the same on both
+// sides. `redistributionMethods` names the interface methods whose defaults the op
+// overrides (getReduction, for an op that reduces).
+class Dist_RedistributeOp<string mnemonic,
+                          list<string> redistributionMethods = []>
+    : Dist_CollectiveOp<mnemonic, [
+        DeclareOpInterfaceMethods<Dist_RedistributionOpInterface,
+                                  redistributionMethods>]> {
   let extraClassDeclaration = [{
     /// The part of the verifier that only the op's types and attributes
     /// decide, run once per signature.
@@ -208,7 +216,8 @@ def Dist_AllGatherOp : Dist_RedistributeOp<"all_gather"> {
   }];
 }
 
-def Dist_ReduceScatterOp : Dist_RedistributeOp<"reduce_scatter"> {
+def Dist_ReduceScatterOp : Dist_RedistributeOp<"reduce_scatter",
+                                                ["getReduction"]> {
   let summary = "Reduce a partial tensor and keep one shard: partial → split";
   let description = [{
     The group's partial values are reduced with `reduce`, and each process
@@ -267,8 +276,11 @@ def Dist_AllToAllOp : Dist_RedistributeOp<"all_to_all"> {
 
 // Local redistributions: each process computes its result from its own
 // operand and its coordinates, with no communication.
-class Dist_LocalRedistributeOp<string mnemonic, list<Trait> traits = []>
-    : Dist_Op<mnemonic, !listconcat(traits, [Pure])> {
+class Dist_LocalRedistributeOp<string mnemonic,
+                               list<string> redistributionMethods = []>
+    : Dist_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<Dist_RedistributionOpInterface,
+                                  redistributionMethods>]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::llvm::LogicalResult verifySignature();
@@ -301,7 +313,8 @@ def Dist_AllSliceOp : Dist_LocalRedistributeOp<"all_slice"> {
   let hasFolder = 1;
 }
 
-def Dist_MakePartialOp : Dist_LocalRedistributeOp<"make_partial"> {
+def Dist_MakePartialOp : Dist_LocalRedistributeOp<"make_partial",
+                                                   ["getReduction"]> {
   let summary = "View a complete value as partial terms of a reduction, locally";
   let description = [{
     Each mesh axis in `axes` is not partial in the operand and is partial

@@ -1,19 +1,21 @@
 //===- RedistributionKind.h - the ways a distribution changes ---*- C++ -*-===//
 //
 // Every way dist changes a tensor's distribution is one of seven kinds: five
-// collectives and two local views. The redistribution ops, the reshard
-// planner's steps and the cost model all speak of these kinds; what a kind
-// is (its op, whether it communicates, what share of its bytes crosses a
-// link) is defined here once.
+// collectives and two local views. The redistribution ops (each says its
+// kind through RedistributionOpInterface), the reshard planner's steps and
+// the cost model all speak of these kinds; what a kind is (its op, what it
+// does to each mesh axis it runs over, whether it communicates, what share
+// of its bytes crosses a link) is defined here once.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_DIALECT_DIST_IR_REDISTRIBUTIONKIND_H
 #define DIST_DIALECT_DIST_IR_REDISTRIBUTIONKIND_H
 
-#include "mlir/IR/Operation.h"
+#include "dist/Dialect/Dist/IR/AxisState.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir {
 namespace dist {
@@ -31,6 +33,19 @@ enum class RedistributionKind {
 /// The op of `kind` ("dist.allreduce", "dist.all_gather", ...).
 StringRef getRedistributionOpName(RedistributionKind kind);
 
+/// Whether a mesh axis that an op of `kind` runs over may go from `from` to
+/// `to` (every other axis keeps its state). `reduction` is the op's, for an
+/// allreduce, a reduce-scatter or a partial view; an avg reduces a partial
+/// sum (the mean of its terms).
+bool allowsTransition(RedistributionKind kind,
+                      std::optional<ReductionKind> reduction, AxisState from,
+                      AxisState to);
+
+/// How a diagnostic names what `allowsTransition` allows ("a split dim to
+/// replicated").
+std::string describeTransition(RedistributionKind kind,
+                               std::optional<ReductionKind> reduction);
+
 /// Whether `kind` moves data between processes (the others are local).
 bool communicates(RedistributionKind kind);
 
@@ -41,10 +56,6 @@ bool communicates(RedistributionKind kind);
 /// allreduce, broadcast or reduce-scatter, the gathered result of an
 /// all-gather and the shard of an all-to-all: the larger side of each.
 double ringFactor(RedistributionKind kind, int64_t groupSize);
-
-/// The kind of a redistribution op; nothing for any other op, and for
-/// dist.c_identity, which moves nothing in the forward direction.
-std::optional<RedistributionKind> getRedistributionKind(Operation *op);
 
 } // namespace dist
 } // namespace mlir
