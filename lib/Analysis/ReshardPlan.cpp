@@ -11,6 +11,24 @@
 using namespace mlir;
 using namespace mlir::dist;
 
+/// Partials of several kinds are reduced in ascending axis order: an axis
+/// is reduced only when no lower axis awaits another kind.
+static bool isReducible(TensorDistAttr dist, int64_t axis, ReductionKind kind) {
+  for (auto [other, otherKind] : dist.getPartials())
+    if (other < axis && otherKind != kind)
+      return false;
+  return true;
+}
+
+/// A partial view's identity must survive the other partial axes'
+/// reductions: zeros (sum) survive any, others only their own kind.
+static bool isViewable(TensorDistAttr dist, ReductionKind kind) {
+  if (kind == ReductionKind::Sum)
+    return true;
+  return llvm::all_of(dist.getPartials(),
+                      [&](auto p) { return p.second == kind; });
+}
+
 namespace {
 /// What the search knows of a tensor of one global shape.
 class Planner {
@@ -40,90 +58,42 @@ public:
   SmallVector<ReshardStep> steps(TensorDistAttr dist,
                                  ArrayRef<ReductionKind> kinds) const {
     SmallVector<ReshardStep> out;
-    MeshAttr mesh = dist.getMesh();
-    int64_t rank = globalShape.size();
-    int64_t here = *localBytes(dist);
-    auto addOver = [&](ReshardStep::Kind kind, ArrayRef<int64_t> axes,
-                       AxisState to,
-                       ReductionKind reduction = ReductionKind::Sum) {
-      TensorDistAttr next = dist;
-      int64_t g = 1;
-      for (int64_t axis : axes) {
-        next = withAxisState(next, axis, to);
-        g *= mesh.getAxisSize(axis);
-      }
-      std::optional<int64_t> there = localBytes(next);
-      if (!there)
-        return;
-      ReshardStep step{kind, SmallVector<int64_t, 1>(axes), reduction, next, 0,
-                       0,    std::max(here, *there)};
-      if (communicates(kind)) {
-        // The larger side is what the cost model prices a collective by.
-        step.bytes =
-            static_cast<int64_t>(ringFactor(kind, g) * step.tensorBytes);
-        step.seconds = model.collectiveTime(kind, step.tensorBytes, g);
-      } else {
-        // Local: a copy of the result, which a step that communicates
-        // always outweighs.
-        step.seconds = 1e-15 * static_cast<double>(*there);
-      }
-      out.push_back(step);
-    };
     auto add = [&](ReshardStep::Kind kind, int64_t axis, AxisState to,
                    ReductionKind reduction = ReductionKind::Sum) {
-      addOver(kind, {axis}, to, reduction);
+      addStep(dist, kind, {axis}, to, reduction, out);
     };
-    auto freeDims = [&]() {
-      SmallVector<int64_t> dims;
-      for (int64_t d = 0; d < rank; ++d)
-        if (dist.getMeshAxis(d) < 0)
-          dims.push_back(d);
-      return dims;
-    };
-    // Partials of several kinds are reduced in ascending axis order: an
-    // axis is reduced only when no lower axis awaits another kind.
-    auto reducible = [&](int64_t axis, ReductionKind kind) {
-      for (auto [other, otherKind] : dist.getPartials())
-        if (other < axis && otherKind != kind)
-          return false;
-      return true;
-    };
-    // A partial view's identity must survive the other partial axes'
-    // reductions: zeros (sum) survive any, others only their own kind.
-    auto viewable = [&](ReductionKind kind) {
-      if (kind == ReductionKind::Sum)
-        return true;
-      return llvm::all_of(dist.getPartials(),
-                          [&](auto p) { return p.second == kind; });
-    };
+    SmallVector<int64_t> freeDims;
+    for (int64_t d = 0, e = globalShape.size(); d < e; ++d)
+      if (dist.getMeshAxis(d) < 0)
+        freeDims.push_back(d);
     // A whole (split or replicated) axis may become a partial view of
     // every kind that stays viewable.
     auto addPartialViews = [&](int64_t axis) {
       for (ReductionKind kind : kinds)
-        if (viewable(kind))
+        if (isViewable(dist, kind))
           add(ReshardStep::Kind::MakePartial, axis, AxisState::partial(kind),
               kind);
     };
-    for (int64_t axis = 0; axis < mesh.getRank(); ++axis) {
+    for (int64_t axis = 0; axis < dist.getMesh().getRank(); ++axis) {
       AxisState state = getAxisState(dist, axis);
       switch (state.kind) {
       case AxisState::Kind::Partial:
-        if (!reducible(axis, state.reduction))
+        if (!isReducible(dist, axis, state.reduction))
           break;
         add(ReshardStep::Kind::AllReduce, axis, AxisState::replicated(),
             state.reduction);
-        for (int64_t d : freeDims())
+        for (int64_t d : freeDims)
           add(ReshardStep::Kind::ReduceScatter, axis, AxisState::split(d),
               state.reduction);
         break;
       case AxisState::Kind::Split:
         add(ReshardStep::Kind::AllGather, axis, AxisState::replicated());
-        for (int64_t d : freeDims())
+        for (int64_t d : freeDims)
           add(ReshardStep::Kind::AllToAll, axis, AxisState::split(d));
         addPartialViews(axis);
         break;
       case AxisState::Kind::Replicated:
-        for (int64_t d : freeDims())
+        for (int64_t d : freeDims)
           add(ReshardStep::Kind::AllSlice, axis, AxisState::split(d));
         addPartialViews(axis);
         break;
@@ -139,16 +109,46 @@ public:
     for (ReductionKind kind : kindsHere) {
       SmallVector<int64_t> axes;
       for (auto [axis, axisKind] : dist.getPartials())
-        if (axisKind == kind && reducible(axis, kind))
+        if (axisKind == kind && isReducible(dist, axis, kind))
           axes.push_back(axis);
       if (axes.size() > 1)
-        addOver(ReshardStep::Kind::AllReduce, axes, AxisState::replicated(),
-                kind);
+        addStep(dist, ReshardStep::Kind::AllReduce, axes,
+                AxisState::replicated(), kind, out);
     }
     return out;
   }
 
 private:
+  /// Appends the step of `kind` that takes each of `axes` of `dist` to
+  /// `to`, with its bytes and cost; nothing when the result's split dims
+  /// do not divide.
+  void addStep(TensorDistAttr dist, ReshardStep::Kind kind,
+               ArrayRef<int64_t> axes, AxisState to, ReductionKind reduction,
+               SmallVectorImpl<ReshardStep> &out) const {
+    TensorDistAttr next = dist;
+    int64_t g = 1;
+    for (int64_t axis : axes) {
+      next = withAxisState(next, axis, to);
+      g *= dist.getMesh().getAxisSize(axis);
+    }
+    std::optional<int64_t> there = localBytes(next);
+    if (!there)
+      return;
+    ReshardStep step{
+        kind, SmallVector<int64_t, 1>(axes),      reduction, next, 0,
+        0,    std::max(*localBytes(dist), *there)};
+    if (communicates(kind)) {
+      // The larger side is what the cost model prices a collective by.
+      step.bytes = static_cast<int64_t>(ringFactor(kind, g) * step.tensorBytes);
+      step.seconds = model.collectiveTime(kind, step.tensorBytes, g);
+    } else {
+      // Local: a copy of the result, which a step that communicates
+      // always outweighs.
+      step.seconds = 1e-15 * static_cast<double>(*there);
+    }
+    out.push_back(step);
+  }
+
   ArrayRef<int64_t> globalShape;
   int64_t elementBytes;
   const CostModel &model;

@@ -216,39 +216,8 @@ struct VaryingSolver {
       visitFunction(f); // Nested in a function.
       return;
     }
-    if (auto coord = dyn_cast<ProcessCoordOp>(op)) {
-      Variation v;
-      MeshAttr mesh = coord.getMesh();
-      int64_t axis = coord.getAxis();
-      if (axis < mesh.getRank() && mesh.getAxisSize(axis) > 1)
-        v.add({mesh, axis}, op);
-      setValue(coord.getResult(), v, {}, false);
+    if (visitDistOp(op))
       return;
-    }
-    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
-      Variation v = of(collective.getInput());
-      // The group agrees after an allreduce or a broadcast.
-      if (!isa<CIdentityOp>(op))
-        v.drop(collective.getMesh(), collective.getAxes());
-      setValue(collective.getResult(), v, castAwayOf(collective.getInput()),
-               false);
-      return;
-    }
-    // A reshard to an unencoded tensor makes it replicated on its mesh:
-    // the same on every process of it.
-    if (auto reshard = dyn_cast<ReshardOp>(op)) {
-      Variation v = of(reshard.getInput());
-      if (TensorDistAttr from = getTensorDist(reshard.getInput().getType()))
-        v.drop(from.getMesh(), llvm::to_vector(llvm::seq<int64_t>(
-                                   0, from.getMesh().getRank())));
-      setValue(reshard.getResult(), v, {}, false);
-      return;
-    }
-    if (auto wait = dyn_cast<WaitOp>(op)) {
-      setValue(wait.getResult(), of(wait.getFuture()),
-               castAwayOf(wait.getFuture()), false);
-      return;
-    }
     // Local shapes are equal on every process.
     if (isa<tensor::DimOp, tensor::RankOp, memref::DimOp, memref::RankOp>(op)) {
       for (Value r : op->getResults())
@@ -279,6 +248,52 @@ struct VaryingSolver {
       visitBranch(branch);
       return;
     }
+    visitPlainOp(op);
+  }
+
+  /// The dist ops whose results vary otherwise than as declared: a
+  /// process's coordinate, a collective's group agreeing, a reshard, a
+  /// wait. False for any other op.
+  bool visitDistOp(Operation *op) {
+    if (auto coord = dyn_cast<ProcessCoordOp>(op)) {
+      Variation v;
+      MeshAttr mesh = coord.getMesh();
+      int64_t axis = coord.getAxis();
+      if (axis < mesh.getRank() && mesh.getAxisSize(axis) > 1)
+        v.add({mesh, axis}, op);
+      setValue(coord.getResult(), v, {}, false);
+      return true;
+    }
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+      Variation v = of(collective.getInput());
+      // The group agrees after an allreduce or a broadcast.
+      if (!isa<CIdentityOp>(op))
+        v.drop(collective.getMesh(), collective.getAxes());
+      setValue(collective.getResult(), v, castAwayOf(collective.getInput()),
+               false);
+      return true;
+    }
+    // A reshard to an unencoded tensor makes it replicated on its mesh:
+    // the same on every process of it.
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      Variation v = of(reshard.getInput());
+      if (TensorDistAttr from = getTensorDist(reshard.getInput().getType()))
+        v.drop(from.getMesh(), llvm::to_vector(llvm::seq<int64_t>(
+                                   0, from.getMesh().getRank())));
+      setValue(reshard.getResult(), v, {}, false);
+      return true;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      setValue(wait.getResult(), of(wait.getFuture()),
+               castAwayOf(wait.getFuture()), false);
+      return true;
+    }
+    return false;
+  }
+
+  /// An op without regions that dist knows nothing of: its results come
+  /// from all it takes; a return passes what it returns to the callers.
+  void visitPlainOp(Operation *op) {
     bool returns = op->hasTrait<OpTrait::ReturnLike>();
     // Encoded results that a rule computes vary as declared: nothing to
     // join (the common case, so it costs no lookup).

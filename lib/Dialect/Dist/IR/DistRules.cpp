@@ -149,21 +149,20 @@ FailureOr<Dist> rules::inferContraction(MeshAttr mesh,
   return inferFactor(mesh, numLoops, factors, result, partials, whyNot);
 }
 
-FailureOr<SmallVector<Dist>>
-rules::inferFactors(MeshAttr mesh, unsigned numLoops,
-                    ArrayRef<FactorOperand> operands,
-                    ArrayRef<FactorResult> results, PartialOperandRule partials,
-                    raw_ostream &whyNot) {
+/// The factor form's first step: each loop's mesh axis, from the operand
+/// dims that run over it (all alike), and each operand's distribution.
+static LogicalResult assignLoopAxes(MeshAttr mesh, unsigned numLoops,
+                                    ArrayRef<rules::FactorOperand> operands,
+                                    SmallVectorImpl<int64_t> &loopAxis,
+                                    SmallVectorImpl<Dist> &ds,
+                                    raw_ostream &whyNot) {
   auto describe = [&](int64_t axis) {
     if (axis < 0)
       whyNot << "replicated";
     else
       whyNot << "split over mesh " << axisName(mesh, axis);
   };
-  // Each loop's mesh axis, from the operand dims that run over it.
-  SmallVector<int64_t> loopAxis(numLoops, -1);
   SmallVector<int> loopOwner(numLoops, -1);
-  SmallVector<Dist> ds;
   for (auto [i, o] : llvm::enumerate(operands)) {
     Dist d = Dist::of(o.type, mesh);
     if (o.loops.size() != d.dims.size()) {
@@ -205,7 +204,17 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
     ds.push_back(std::move(d));
   }
 
-  SmallVector<Dist> out(results.size());
+  return success();
+}
+
+/// The factor form's second step: each result dim takes its loop's axis,
+/// and a split loop a result reduces over makes it partial with its
+/// combiner.
+static LogicalResult splitResults(MeshAttr mesh, unsigned numLoops,
+                                  ArrayRef<rules::FactorResult> results,
+                                  ArrayRef<int64_t> loopAxis, ArrayRef<Dist> ds,
+                                  MutableArrayRef<Dist> out,
+                                  raw_ostream &whyNot) {
   for (auto [r, result] : llvm::enumerate(results)) {
     out[r].mesh = mesh;
     for (int64_t loop : result.loops) {
@@ -244,6 +253,15 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
     }
   }
 
+  return success();
+}
+
+/// The factor form's last step: the operands partial over each mesh axis
+/// pass to the results as `partials` says.
+static LogicalResult passPartialOperands(MeshAttr mesh, ArrayRef<Dist> ds,
+                                         rules::PartialOperandRule partials,
+                                         MutableArrayRef<Dist> out,
+                                         raw_ostream &whyNot) {
   // Partial operands, axis by axis.
   SmallVector<int64_t> axes;
   for (const Dist &d : ds)
@@ -266,7 +284,7 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
         kind = k;
         holders.push_back(i);
       }
-    SmallVector<std::optional<ReductionKind>> kinds(results.size()), fromLoops;
+    SmallVector<std::optional<ReductionKind>> kinds(out.size()), fromLoops;
     for (const Dist &d : out)
       fromLoops.push_back(d.partialKind(axis));
     if (failed(partials(axis, holders, *kind, fromLoops, kinds, whyNot)))
@@ -288,6 +306,22 @@ rules::inferFactors(MeshAttr mesh, unsigned numLoops,
       out[r].partial.emplace_back(axis, *k);
     }
   }
+  return success();
+}
+
+FailureOr<SmallVector<Dist>>
+rules::inferFactors(MeshAttr mesh, unsigned numLoops,
+                    ArrayRef<FactorOperand> operands,
+                    ArrayRef<FactorResult> results, PartialOperandRule partials,
+                    raw_ostream &whyNot) {
+  SmallVector<int64_t> loopAxis(numLoops, -1);
+  SmallVector<Dist> ds;
+  SmallVector<Dist> out(results.size());
+  if (failed(assignLoopAxes(mesh, numLoops, operands, loopAxis, ds, whyNot)) ||
+      failed(
+          splitResults(mesh, numLoops, results, loopAxis, ds, out, whyNot)) ||
+      failed(passPartialOperands(mesh, ds, partials, out, whyNot)))
+    return failure();
   for (Dist &d : out)
     if (failed(d.verify(whyNot)))
       return failure();
@@ -304,6 +338,84 @@ FailureOr<Dist> rules::inferFactor(MeshAttr mesh, unsigned numLoops,
   if (failed(r))
     return failure();
   return std::move(r->front());
+}
+
+/// How the operands of an elementwise op of `linearity` that are partial
+/// (with `kind`) over mesh axis `axis` pass to its result; `numTensors` is
+/// its number of tensor operands, `holders` those partial.
+static LogicalResult passElementwisePartials(
+    Linearity linearity, size_t numTensors, MeshAttr mesh, int64_t axis,
+    ArrayRef<unsigned> holders, ReductionKind kind,
+    MutableArrayRef<std::optional<ReductionKind>> kinds, raw_ostream &whyNot) {
+  std::string name = axisName(mesh, axis);
+  // `operand` is partial with `kind`, which cannot pass: `why`.
+  auto refuse = [&](StringRef operand, StringRef why) {
+    whyNot << operand << " is partial (" << stringifyReductionKind(kind)
+           << ") over mesh " << name << why;
+    return failure();
+  };
+  switch (linearity) {
+  case Linearity::Additive:
+    if (holders.size() != numTensors || !isLinearKind(kind)) {
+      whyNot << "only some operands are partial over mesh " << name
+             << " (or not as a sum): the others would be added once per "
+                "process";
+      return failure();
+    }
+    break;
+  case Linearity::Multiplicative:
+  case Linearity::Dividend:
+    if (kind == ReductionKind::Prod) {
+      if (holders.size() != numTensors) {
+        whyNot << "only some operands are partial (prod) over mesh " << name
+               << ": the others would be multiplied in once per process";
+        return failure();
+      }
+      break;
+    }
+    if (holders.size() > 1) {
+      whyNot << "two operands are partial over mesh " << name
+             << ": the product of two sums is not the sum of the local "
+                "products";
+      return failure();
+    }
+    if (!isLinearKind(kind))
+      return refuse("an operand", ", which does not pass through a product");
+    if (linearity == Linearity::Dividend && holders.front() != 0) {
+      whyNot << "the divisor is partial over mesh " << name
+             << ": a quotient is not linear in its divisor";
+      return failure();
+    }
+    break;
+  case Linearity::Maximum:
+  case Linearity::Minimum: {
+    ReductionKind same = linearity == Linearity::Maximum ? ReductionKind::Max
+                                                         : ReductionKind::Min;
+    if (kind != same)
+      return refuse("an operand", (", which does not pass through a " +
+                                   stringifyReductionKind(same) +
+                                   ": reduce it first (dist.allreduce)")
+                                      .str());
+    break;
+  }
+  case Linearity::Linear:
+    if (!isLinearKind(kind))
+      return refuse("the operand", ", which does not pass through this op");
+    break;
+  case Linearity::ExactCast:
+    break;
+  case Linearity::MonotoneCast:
+    if (kind != ReductionKind::Max && kind != ReductionKind::Min)
+      return refuse("the operand",
+                    ": rounding does not commute with the pending reduction");
+    break;
+  case Linearity::Nonlinear:
+    whyNot << "an operand is partial over mesh " << name
+           << " and the op is not linear: reduce it first (dist.allreduce)";
+    return failure();
+  }
+  kinds.front() = kind;
+  return success();
 }
 
 FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
@@ -338,76 +450,9 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
                       ReductionKind kind,
                       ArrayRef<std::optional<ReductionKind>>,
                       MutableArrayRef<std::optional<ReductionKind>> kinds,
-                      raw_ostream &whyNot) -> LogicalResult {
-    std::string name = axisName(mesh, axis);
-    // `operand` is partial with `kind`, which cannot pass: `why`.
-    auto refuse = [&](StringRef operand, StringRef why) {
-      whyNot << operand << " is partial (" << stringifyReductionKind(kind)
-             << ") over mesh " << name << why;
-      return failure();
-    };
-    switch (linearity) {
-    case Linearity::Additive:
-      if (holders.size() != numTensors || !isLinearKind(kind)) {
-        whyNot << "only some operands are partial over mesh " << name
-               << " (or not as a sum): the others would be added once per "
-                  "process";
-        return failure();
-      }
-      break;
-    case Linearity::Multiplicative:
-    case Linearity::Dividend:
-      if (kind == ReductionKind::Prod) {
-        if (holders.size() != numTensors) {
-          whyNot << "only some operands are partial (prod) over mesh " << name
-                 << ": the others would be multiplied in once per process";
-          return failure();
-        }
-        break;
-      }
-      if (holders.size() > 1) {
-        whyNot << "two operands are partial over mesh " << name
-               << ": the product of two sums is not the sum of the local "
-                  "products";
-        return failure();
-      }
-      if (!isLinearKind(kind))
-        return refuse("an operand", ", which does not pass through a product");
-      if (linearity == Linearity::Dividend && holders.front() != 0) {
-        whyNot << "the divisor is partial over mesh " << name
-               << ": a quotient is not linear in its divisor";
-        return failure();
-      }
-      break;
-    case Linearity::Maximum:
-    case Linearity::Minimum: {
-      ReductionKind same = linearity == Linearity::Maximum ? ReductionKind::Max
-                                                           : ReductionKind::Min;
-      if (kind != same)
-        return refuse("an operand", (", which does not pass through a " +
-                                     stringifyReductionKind(same) +
-                                     ": reduce it first (dist.allreduce)")
-                                        .str());
-      break;
-    }
-    case Linearity::Linear:
-      if (!isLinearKind(kind))
-        return refuse("the operand", ", which does not pass through this op");
-      break;
-    case Linearity::ExactCast:
-      break;
-    case Linearity::MonotoneCast:
-      if (kind != ReductionKind::Max && kind != ReductionKind::Min)
-        return refuse("the operand",
-                      ": rounding does not commute with the pending reduction");
-      break;
-    case Linearity::Nonlinear:
-      whyNot << "an operand is partial over mesh " << name
-             << " and the op is not linear: reduce it first (dist.allreduce)";
-      return failure();
-    }
-    kinds.front() = kind;
-    return success();
+                      raw_ostream &whyNot) {
+    return passElementwisePartials(linearity, numTensors, mesh, axis, holders,
+                                   kind, kinds, whyNot);
   };
   return inferFactor(mesh, rank, factors, result, partials, whyNot);
 }
