@@ -24,15 +24,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTANTS = [
     (
         "complete-no-replicated-first",
-        "lib/Dialect/Dist/Transforms/Complete.cpp",
-        "  if (rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
-        "  if (false && rule && !mesh && llvm::none_of(op->getOperands(), distOf) &&",
+        "lib/Dialect/Dist/Transforms/Completion/Guessing.cpp",
+        "  if (isa<DistributionRuleInterface>(op) && !meshOf(op) &&",
+        "  if (false && isa<DistributionRuleInterface>(op) && !meshOf(op) &&",
         ["Transforms/dist-complete.mlir", "Examples/gpt-layer.test"],
         "completion lets a later op pull a replicated value partial",
     ),
     (
         "complete-fan-out-left-partial",
-        "lib/Dialect/Dist/Transforms/Complete.cpp",
+        "lib/Dialect/Dist/Transforms/Completion/Worklist.cpp",
         "  if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
         "  if (true || !d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||",
         ["Transforms/dist-complete.mlir", "Examples/gpt-layer.test"],

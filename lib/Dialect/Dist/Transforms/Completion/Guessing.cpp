@@ -1,0 +1,247 @@
+//===- Guessing.cpp - guessing what nothing decides -----------------------===//
+
+#include "Completion.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+using namespace mlir::dist::completion;
+
+/// The distributions of a linalg op's undecided operands from its loops:
+/// each loop takes the mesh axis a known operand's dim over it is split on.
+static SmallVector<TensorDistAttr>
+linalgCandidate(linalg::LinalgOp op, MeshAttr mesh,
+                const llvm::DenseSet<Value> &undecided) {
+  SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto loopOf = [](AffineExpr e) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  for (OpOperand &use : op->getOpOperands()) {
+    TensorDistAttr d = distOf(use.get());
+    if (undecided.contains(use.get()) || !d ||
+        use.getOperandNumber() >= maps.size())
+      continue;
+    AffineMap map = maps[use.getOperandNumber()];
+    for (auto [dim, e] : llvm::enumerate(map.getResults()))
+      if (std::optional<unsigned> loop = loopOf(e))
+        if (d.getMeshAxis(dim) >= 0 && loopAxis[*loop] < 0)
+          loopAxis[*loop] = d.getMeshAxis(dim);
+  }
+  SmallVector<TensorDistAttr> out;
+  for (OpOperand &use : op->getOpOperands()) {
+    if (!undecided.contains(use.get()) ||
+        use.getOperandNumber() >= maps.size()) {
+      out.push_back(nullptr);
+      continue;
+    }
+    SmallVector<int64_t> dims;
+    for (AffineExpr e : maps[use.getOperandNumber()].getResults()) {
+      std::optional<unsigned> loop = loopOf(e);
+      dims.push_back(loop ? loopAxis[*loop] : -1);
+    }
+    out.push_back(TensorDistAttr::get(mesh, dims));
+  }
+  return out;
+}
+
+/// The candidates guessing tries for `op`'s undecided operands, in order:
+/// from the loops (linalg), then the split of each known operand and result
+/// of the same rank, then their split and partial axes (an init that holds
+/// a partial result, a fill of the sum's zero), then replicated. One
+/// distribution per operand (null: replicated, or not undecided).
+SmallVector<SmallVector<TensorDistAttr>>
+Completion::guessCandidates(Operation *op, MeshAttr mesh) {
+  SmallVector<SmallVector<TensorDistAttr>> candidates;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    candidates.push_back(linalgCandidate(linalgOp, mesh, undecided));
+  SmallVector<Value> known;
+  for (Value v : op->getOperands())
+    if (!isUndecided(v) && distOf(v))
+      known.push_back(v);
+  for (Value v : op->getResults())
+    if (isTensor(v) && !isUndecided(v) && distOf(v))
+      known.push_back(v);
+  for (bool withPartial : {false, true})
+    for (Value k : known) {
+      TensorDistAttr d = distOf(k);
+      if (withPartial && !d.isPartial())
+        continue;
+      TensorDistAttr like = withPartial ? d : d.dropPartial(d.getPartialAxes());
+      SmallVector<TensorDistAttr> c;
+      for (OpOperand &use : op->getOpOperands())
+        c.push_back(
+            isUndecided(use.get()) &&
+                    cast<RankedTensorType>(use.get().getType()).getRank() ==
+                        cast<RankedTensorType>(k.getType()).getRank()
+                ? like
+                : nullptr);
+      candidates.push_back(std::move(c));
+    }
+  candidates.push_back(SmallVector<TensorDistAttr>(op->getNumOperands()));
+  return candidates;
+}
+
+/// Gives the `open` operands of `op` the distributions of candidate `c`
+/// and asks the rule; returns whether it accepts them (the results it
+/// computes hold the known results) and sets `chosen` to the operands'
+/// types (an undecided init of a destination-style op takes its result's
+/// distribution, partial included, if the rule agrees). The operands get
+/// their types back.
+bool Completion::tryCandidate(Operation *op, DistributionRuleInterface rule,
+                              ArrayRef<OpOperand *> open,
+                              ArrayRef<TensorDistAttr> c,
+                              SmallVectorImpl<Type> &chosen) {
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  SmallVector<Type> saved;
+  for (OpOperand *use : open) {
+    auto type = cast<RankedTensorType>(use->get().getType());
+    saved.push_back(type);
+    TensorDistAttr d = c[use->getOperandNumber()];
+    use->get().setType(
+        withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
+  }
+  FailureOr<SmallVector<rules::Dist>> inferred =
+      rule.inferResultDistributions(os);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+      dps && succeeded(inferred)) {
+    bool retyped = false;
+    for (OpOperand *use : open) {
+      if (!dps.isDpsInit(use))
+        continue;
+      Value result = dps.getTiedOpResult(use);
+      TensorDistAttr d =
+          (*inferred)[cast<OpResult>(result).getResultNumber()].toAttr();
+      if (d && !d.isReplicated() && d != distOf(use->get())) {
+        use->get().setType(
+            withTensorDist(cast<RankedTensorType>(use->get().getType()), d));
+        retyped = true;
+      }
+    }
+    if (retyped) {
+      ignored.clear();
+      inferred = rule.inferResultDistributions(os);
+    }
+  }
+  bool accepted = succeeded(inferred);
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (accepted && isTensor(result) && !isUndecided(result))
+      accepted =
+          rules::holds(distOf(result), (*inferred)[i],
+                       cast<RankedTensorType>(result.getType()).getRank());
+  chosen.clear();
+  for (auto [use, type] : llvm::zip(open, saved)) {
+    chosen.push_back(use->get().getType());
+    use->get().setType(type);
+  }
+  return accepted;
+}
+
+/// Decides what `op`'s undecided operands can be told from: an edge into a
+/// known value, or (an op with a rule whose known tensors are all
+/// replicated and unencoded) replicated. False when neither tells.
+bool Completion::guessFromEdgesOrReplicated(Operation *op,
+                                            ArrayRef<OpOperand *> open) {
+  // Edges: an undecided value passed to a known one takes its type.
+  SmallVector<Edge> edges;
+  collectEdges(op, edges);
+  for (const Edge &edge : edges)
+    if (isUndecided(edge.use->get()) && !isUndecided(edge.sink)) {
+      decide(edge.use->get(), edge.sink.getType(), nullptr);
+      return true;
+    }
+  // Every tensor the op knows is replicated, left unencoded: what it leaves
+  // open is replicated too, decided now, in program order, so that a later
+  // op cannot pull it elsewhere (a replicated gradient made partial for one
+  // use, and then completed for every other).
+  auto knownTensor = [&](Value v) { return isTensor(v) && !isUndecided(v); };
+  if (isa<DistributionRuleInterface>(op) && !meshOf(op) &&
+      llvm::none_of(op->getOperands(), distOf) &&
+      llvm::none_of(op->getResults(), distOf) &&
+      (llvm::any_of(op->getOperands(), knownTensor) ||
+       llvm::any_of(op->getResults(), knownTensor))) {
+    for (OpOperand *use : open)
+      if (isUndecided(use->get()))
+        decide(use->get(), use->get().getType(), nullptr);
+    return true;
+  }
+  return false;
+}
+
+bool Completion::guessOperands(Operation *op) {
+  SmallVector<OpOperand *> open;
+  for (OpOperand &use : op->getOpOperands())
+    if (isUndecided(use.get()))
+      open.push_back(&use);
+  if (open.empty())
+    return false;
+  if (guessFromEdgesOrReplicated(op, open))
+    return true;
+  auto rule = dyn_cast<DistributionRuleInterface>(op);
+  MeshAttr mesh = meshOf(op);
+  if (!rule || !mesh)
+    return false;
+  SmallVector<SmallVector<TensorDistAttr>> candidates =
+      guessCandidates(op, mesh);
+
+  // First as the operands are, then with their partial sums completed, as
+  // the forward step will (a quotient by a row sum of split columns).
+  SmallVector<std::pair<Value, Type>> partials;
+  for (Value v : op->getOperands())
+    if (TensorDistAttr d = distOf(v); d && d.isPartial() && !isUndecided(v))
+      partials.push_back({v, v.getType()});
+  for (bool completed : {false, true}) {
+    if (completed && partials.empty())
+      continue;
+    if (completed)
+      for (auto [v, type] : partials) {
+        TensorDistAttr d = distOf(v).dropPartial(distOf(v).getPartialAxes());
+        v.setType(withTensorDist(cast<RankedTensorType>(type),
+                                 d.isReplicated() ? nullptr : d));
+      }
+    auto restorePartials = [&, completed = completed] {
+      if (completed)
+        for (auto [v, type] : partials)
+          v.setType(type);
+    };
+    bool last = completed || partials.empty();
+    for (ArrayRef<TensorDistAttr> c : candidates) {
+      SmallVector<Type> chosen;
+      bool accepted = tryCandidate(op, rule, open, c, chosen);
+      if (!accepted && (!last || c.data() != candidates.back().data()))
+        continue;
+      // Decided for real now: decide enqueues the users.
+      restorePartials();
+      for (auto [use, type] : llvm::zip(open, chosen))
+        if (isUndecided(use->get()))
+          decide(use->get(), type, nullptr);
+      return true;
+    }
+    restorePartials();
+  }
+  return false;
+}
+
+bool Completion::guess() {
+  for (Operation *op : order)
+    if (guessOperands(op))
+      return true;
+  // Nothing decides what is left: it is replicated, in program order.
+  for (Operation *op : order) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isUndecided(arg)) {
+            decide(arg, arg.getType(), nullptr);
+            return true;
+          }
+    for (Value r : op->getResults())
+      if (isUndecided(r)) {
+        decide(r, r.getType(), nullptr);
+        return true;
+      }
+  }
+  return false;
+}

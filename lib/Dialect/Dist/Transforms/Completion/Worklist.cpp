@@ -1,0 +1,310 @@
+//===- Worklist.cpp - the worklist, its edges and visits ------------------===//
+
+#include "Completion.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+using namespace mlir::dist::completion;
+
+/// The one mesh of `op`'s encoded tensors, or null (none, or several).
+MeshAttr completion::meshOf(Operation *op) {
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
+  return succeeded(mesh) ? *mesh : MeshAttr();
+}
+
+static bool inMarkedFunction(Operation *op) {
+  auto f = op->getParentOfType<FunctionOpInterface>();
+  return f && f->hasAttr(DistDialect::kCompleteAttrName);
+}
+
+/// Gives `v` the type `type`; a constant's value carries its type.
+void completion::retype(Value v, Type type) {
+  if (v.getType() == type)
+    return;
+  v.setType(type);
+  if (auto constant = v.getDefiningOp<arith::ConstantOp>())
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
+}
+
+void Completion::enqueueUsers(Value v) {
+  for (Operation *user : v.getUsers())
+    enqueue(user);
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    enqueue(arg.getOwner()->getParentOp());
+  else if (Operation *def = v.getDefiningOp())
+    enqueue(def);
+}
+
+void Completion::decide(Value v, Type type, Operation *origin) {
+  undecided.erase(v);
+  ++numCompleted;
+  completed.insert(v);
+  if (origin)
+    origins[v] = origin;
+  retype(v, type);
+  enqueueUsers(v);
+  // What a function returns, its callers' results are.
+  Operation *user = nullptr;
+  for (Operation *u : v.getUsers())
+    if (u->hasTrait<OpTrait::ReturnLike>() &&
+        isa<FunctionOpInterface>(u->getParentOp()))
+      user = u;
+  if (user)
+    for (CallOpInterface call : callers.lookup(user->getParentOp()))
+      enqueue(call);
+}
+
+/// `type` with encoding `dist`, unencoded when `dist` is replicated (the
+/// local shape, which the ops were verified with, stays).
+RankedTensorType completion::withDist(Type type, TensorDistAttr dist) {
+  return withTensorDist(cast<RankedTensorType>(type),
+                        dist && !dist.isReplicated() ? dist : nullptr);
+}
+
+void Completion::collectEdges(Operation *op, SmallVectorImpl<Edge> &edges) {
+  SmallVector<ForwardingEdge> all;
+  getForwardingEdges(op, symbols, all);
+  for (const ForwardingEdge &edge : all)
+    if (isTensor(edge.sink))
+      edges.push_back(edge);
+}
+
+LogicalResult Completion::visitEdge(const Edge &edge) {
+  Value source = edge.use->get();
+  if (isUndecided(source))
+    return success(); // Guessing may take it from the sink.
+  if (isUndecided(edge.sink)) {
+    decide(edge.sink, source.getType(), origins.lookup(source));
+    return success();
+  }
+  if (source.getType() == edge.sink.getType())
+    return success();
+  Operation *user = edge.use->getOwner();
+  OpBuilder b(user);
+  FailureOr<Value> r = reshard(b, user->getLoc(), source, edge.sink.getType());
+  if (failed(r))
+    return failure();
+  remarkAt(user, "completion: reshard of operand #")
+      << edge.use->getOperandNumber() << " from " << describe(distOf(source))
+      << " to " << describe(distOf(edge.sink))
+      << ", where it goes: " << provenance(source)
+      << ", and what it joins there: " << provenance(edge.sink);
+  edge.use->set(*r);
+  return success();
+}
+
+LogicalResult Completion::visitCallResults(CallOpInterface call) {
+  FunctionOpInterface callee = getCalleeWithBody(call, symbols);
+  if (!callee)
+    return success();
+  Operation *ret = callee.getFunctionBody().back().getTerminator();
+  if (!ret || !ret->hasTrait<OpTrait::ReturnLike>() ||
+      ret->getNumOperands() != call->getNumResults())
+    return success();
+  for (auto [result, returned] :
+       llvm::zip(call->getResults(), ret->getOperands())) {
+    if (!isTensor(result) || isUndecided(returned))
+      continue;
+    if (isUndecided(result)) {
+      decide(result, returned.getType(), origins.lookup(returned));
+      continue;
+    }
+    if (result.getType() == returned.getType())
+      continue;
+    // The call's result was declared otherwise: the call returns what the
+    // callee does, and a reshard after it gives the declared distribution.
+    Type declared = result.getType();
+    result.setType(returned.getType());
+    if (failed(reshardUses(cast<OpResult>(result), declared)))
+      return failure();
+    remarkAt(call, "completion: reshard of result #")
+        << cast<OpResult>(result).getResultNumber() << " from "
+        << describe(distOf(result)) << ", which the callee returns, to "
+        << describe(getTensorDist(declared)) << ", as it is declared";
+  }
+  return success();
+}
+
+/// A partial sum that several ops use is completed right after the op that
+/// makes it, once. Left partial, it would flow through each use that passes
+/// it on linearly and be completed on every branch: the gradient of a
+/// LayerNorm's output, partial after a column-parallel backward, would make
+/// its parameters' gradients and its input's gradient partial, three
+/// allreduces where Megatron has one, and too late for
+/// --dist-matmul-grad-overlap to hide behind the dW matmul. A sum with one
+/// use stays partial, so that a later reshard can still be a
+/// reduce-scatter or be hoisted (hoistCompletion).
+LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
+  TensorDistAttr d = distOf(result);
+  if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||
+      !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {
+        return p.second != ReductionKind::Sum && p.second != ReductionKind::Avg;
+      }))
+    return success();
+  size_t uses = llvm::range_size(result.getUses());
+  TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
+  if (failed(reshardUses(result, withDist(result.getType(), complete))))
+    return failure();
+  remarkAt(op, "completion: reshard of result #")
+      << result.getResultNumber() << " from " << describe(d) << " to "
+      << describe(complete) << " where it is made: its " << uses
+      << " uses take the complete sum";
+  return success();
+}
+
+/// Ops that pass values on or make them from nothing; their edges (or the
+/// users of what they make) decide them.
+static bool movesOrMakes(Operation *op) {
+  return op->hasTrait<OpTrait::ReturnLike>() || isa<BranchOpInterface>(op) ||
+         isa<RegionBranchOpInterface, RegionBranchTerminatorOpInterface,
+             CallOpInterface>(op) ||
+         isa<arith::ConstantOp, tensor::EmptyOp, tensor::SplatOp, tensor::DimOp,
+             tensor::RankOp>(op);
+}
+
+LogicalResult Completion::visitOpWithoutRule(Operation *op) {
+  auto distributed = [](Value v) {
+    TensorDistAttr d = distOf(v);
+    return d && !d.isReplicated();
+  };
+  if (!llvm::any_of(op->getOperands(), distributed) &&
+      !llvm::any_of(op->getResults(), distributed)) {
+    // Nothing distributed reaches it: what it makes is replicated, once
+    // what it takes is known.
+    if (llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
+      for (Value r : op->getResults())
+        if (isUndecided(r))
+          decide(r, r.getType(), op);
+    return success();
+  }
+  if (!replicateUnknownOps)
+    return op->emitOpError(
+        "has no distribution rule, so completion cannot tell what it "
+        "computes on distributed tensors (--dist-complete="
+        "\"replicate-unknown-ops=true\" completes its partial operands)");
+  // Its types are written for the local shapes it is given: a split
+  // operand gathered would not fit them, a partial one completed does.
+  for (Value v : op->getOperands())
+    if (TensorDistAttr d = distOf(v);
+        d && !d.dropPartial(d.getPartialAxes()).isReplicated())
+      return op->emitOpError("has no distribution rule and takes a split "
+                             "tensor (")
+             << describe(d)
+             << "): replicating it would change the local shape the op is "
+                "written for";
+  OpBuilder b(op);
+  for (OpOperand &use : op->getOpOperands()) {
+    if (!distributed(use.get()))
+      continue;
+    auto from = cast<RankedTensorType>(use.get().getType());
+    FailureOr<Value> r =
+        reshard(b, op->getLoc(), use.get(), withDist(from, nullptr));
+    if (failed(r))
+      return failure();
+    remarkAt(op, "completion: '")
+        << op->getName() << "' has no distribution rule: operand #"
+        << use.getOperandNumber() << " completed from "
+        << describe(getTensorDist(from));
+    use.set(*r);
+  }
+  for (Value r : op->getResults())
+    if (isUndecided(r))
+      decide(r, r.getType(), op);
+  return success();
+}
+
+LogicalResult Completion::visit(Operation *op) {
+  SmallVector<Edge> edges;
+  collectEdges(op, edges);
+  for (const Edge &edge : edges)
+    if (failed(visitEdge(edge)))
+      return failure();
+  if (auto call = dyn_cast<CallOpInterface>(op))
+    return visitCallResults(call);
+  if (failed(rules::requireRegisteredRule(op)))
+    return failure();
+  if (auto rule = dyn_cast<DistributionRuleInterface>(op))
+    return visitRuleOp(op, rule);
+  // A cast keeps the distribution (the check refuses one that changes it).
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(cast.getType());
+    Value source = cast.getSource();
+    TensorDistAttr d = distOf(source);
+    if (!type || !isKnown(source))
+      return success();
+    if (isUndecided(cast.getResult())) {
+      decide(cast.getResult(),
+             withTensorDist(type, d && !d.isReplicated() ? d : nullptr), op);
+      return success();
+    }
+    // A source completion decided otherwise than the cast's written result
+    // is resharded to it (a written source that disagrees stays for the
+    // check to report).
+    TensorDistAttr to = getTensorDist(type);
+    if (!d || !to || d == to || !completed.contains(source) ||
+        !inMarkedFunction(op))
+      return success();
+    std::optional<RankedTensorType> target =
+        retyped(source, to, /*explicitReplicated=*/true);
+    if (!target)
+      return cast.emitOpError("completion: the operand, ")
+             << describe(d) << ", does not divide as the result's " << to;
+    OpBuilder b(op);
+    FailureOr<Value> r = reshard(b, op->getLoc(), source, *target);
+    if (failed(r))
+      return failure();
+    remarkAt(op, "completion: reshard of operand #0 from ")
+        << describe(d) << " to " << describe(to) << ": " << provenance(source)
+        << ", and the cast's result is declared " << describe(to);
+    cast.getSourceMutable().set(*r);
+    return success();
+  }
+  // A reshard between undecided types changes what its local shapes say
+  // (outside a marked function, an unencoded result is replicated).
+  auto r = dyn_cast<ReshardOp>(op);
+  if (r && inMarkedFunction(op)) {
+    if (!isUndecided(r.getResult()) || !isKnown(r.getInput()))
+      return success();
+    RankedTensorType in = r.getInput().getType();
+    TensorDistAttr from = distOf(r.getInput());
+    if (!from)
+      return success();
+    std::optional<TensorDistAttr> d =
+        reshardResultDist(in, r.getResult().getType(), from);
+    if (!d)
+      return r.emitOpError("completion: no distribution of the operand's "
+                           "global tensor, ")
+             << describe(from) << ", has the local shape of the result "
+             << r.getResult().getType();
+    decide(r.getResult(), withTensorDist(r.getResult().getType(), *d), op);
+    return success();
+  }
+  // A collective makes of its operand's distribution what it does.
+  if (op->getNumResults() == 1 && isUndecided(op->getResult(0)) &&
+      op->getNumOperands() && isKnown(op->getOperand(0)))
+    if (std::optional<TensorDistAttr> d = collectiveResultDist(op)) {
+      // Collectives keep their operand's encodedness (replicated written
+      // out when the operand has an encoding).
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      decide(op->getResult(0),
+             distOf(op->getOperand(0)) ? withTensorDist(type, *d)
+                                       : withDist(type, *d),
+             op);
+      return success();
+    }
+  // The dist ops without a rule (collectives, seeds, waits) check their
+  // encodings in their verifiers, unencoded results included: what they
+  // declare is what they make.
+  if (isa_and_nonnull<DistDialect>(op->getDialect())) {
+    for (Value r : op->getResults())
+      if (isUndecided(r))
+        decide(r, r.getType(), op);
+    return success();
+  }
+  if (movesOrMakes(op) || op->getNumRegions())
+    return success();
+  return visitOpWithoutRule(op);
+}
