@@ -25,7 +25,7 @@
 #include "dist/Conversion/Passes.h"
 #include "dist/Conversion/Pipelines.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Dialect/Dist/Transforms/Pipelines.h"
 

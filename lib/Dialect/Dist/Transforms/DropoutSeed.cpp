@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 

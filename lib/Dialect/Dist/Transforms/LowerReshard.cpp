@@ -8,8 +8,8 @@
 
 #include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/CostModelPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"

@@ -9,7 +9,7 @@
 #include "dist/Analysis/CostModel.h"
 #include "dist/Analysis/ReshardPlan.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/CompletedPass.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 #include "dist/Support/TraceSvg.h"

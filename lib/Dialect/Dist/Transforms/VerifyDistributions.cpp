@@ -14,7 +14,7 @@
 #include "dist/Analysis/ControlFlowEdges.h"
 #include "dist/Analysis/Varying.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/Transforms/Packing.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
 

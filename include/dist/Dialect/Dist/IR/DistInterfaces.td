@@ -82,7 +82,7 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
     encodings in their verifiers; upstream ops that dist programs use on
     encoded tensors get it as an external model
     (`registerDistributionRuleModels`), and `--dist-verify-distributions`
-    checks them. `include/dist/Dialect/Dist/IR/DistRules.h` has the shared
+    checks them. `include/dist/Dialect/Dist/Rules/DistRules.h` has the shared
     rule engines (contractions, elementwise ops, reshapes).
   }];
   let methods = [

@@ -12,8 +12,8 @@
 
 #include "dist/Dialect/Dist/IR/DistAttrs.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
 #include "dist/Dialect/Dist/IR/RedistributionKind.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 
 #include "dist/Dialect/Dist/IR/DistInterfaces.h.inc"
 

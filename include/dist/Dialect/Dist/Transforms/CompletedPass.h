@@ -17,7 +17,7 @@
 #ifndef DIST_DIALECT_DIST_TRANSFORMS_COMPLETEDPASS_H
 #define DIST_DIALECT_DIST_TRANSFORMS_COMPLETEDPASS_H
 
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -11,7 +11,7 @@
 #define DIST_LIB_DIALECT_DIST_IR_RULEMODELUTILS_H
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Matchers.h"

@@ -12,7 +12,7 @@
 #include "RuleModelUtils.h"
 #include "dist/Dialect/Dist/IR/DistDialect.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"

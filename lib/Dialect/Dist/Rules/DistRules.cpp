@@ -1,6 +1,6 @@
 //===- DistRules.cpp - distribution rules of ops --------------------------===//
 
-#include "dist/Dialect/Dist/IR/DistRules.h"
+#include "dist/Dialect/Dist/Rules/DistRules.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/SignatureCache.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_DIALECT_DIST_IR_DISTRULES_H
-#define DIST_DIALECT_DIST_IR_DISTRULES_H
+#ifndef DIST_DIALECT_DIST_RULES_DISTRULES_H
+#define DIST_DIALECT_DIST_RULES_DISTRULES_H
 
 #include "dist/Dialect/Dist/IR/DistAttrs.h"
 
@@ -225,4 +225,4 @@ void registerDistDialect(DialectRegistry &registry);
 } // namespace dist
 } // namespace mlir
 
-#endif // DIST_DIALECT_DIST_IR_DISTRULES_H
+#endif // DIST_DIALECT_DIST_RULES_DISTRULES_H
