@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_LIB_DIALECT_DIST_IR_RULEMODELUTILS_H
-#define DIST_LIB_DIALECT_DIST_IR_RULEMODELUTILS_H
+#ifndef DIST_LIB_DIALECT_DIST_RULES_RULEMODELUTILS_H
+#define DIST_LIB_DIALECT_DIST_RULES_RULEMODELUTILS_H
 
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/Rules/DistRules.h"
@@ -83,4 +83,4 @@ template <typename... Ops> void promise(MLIRContext *ctx, OpList<Ops...>) {
 
 } // namespace mlir::dist::rules::detail
 
-#endif // DIST_LIB_DIALECT_DIST_IR_RULEMODELUTILS_H
+#endif // DIST_LIB_DIALECT_DIST_RULES_RULEMODELUTILS_H
