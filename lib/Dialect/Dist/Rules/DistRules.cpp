@@ -461,6 +461,14 @@ FailureOr<Dist> rules::inferElementwise(MeshAttr mesh, TypeRange operands,
 // The check
 //===----------------------------------------------------------------------===//
 
+void rules::appendInherentAttributes(Operation *op,
+                                     SmallVectorImpl<const void *> &key) {
+  for (StringAttr name : op->getName().getAttributeNames()) {
+    std::optional<Attribute> value = op->getInherentAttr(name.getValue());
+    key.push_back(value ? value->getAsOpaquePointer() : nullptr);
+  }
+}
+
 /// Whether `axis` of `mesh` has more than one process: a partial value over
 /// an axis of size 1 is already complete.
 static bool isLive(MeshAttr mesh, int64_t axis) {

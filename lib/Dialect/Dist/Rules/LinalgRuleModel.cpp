@@ -303,7 +303,7 @@ struct LinalgRuleModel
   /// a sum must not answer for a max of the same types.
   void appendRuleAttributes(Operation *op,
                             SmallVectorImpl<const void *> &key) const {
-    rules::detail::appendInherentAttributes(op, key);
+    rules::appendInherentAttributes(op, key);
     appendBodyKey(op, key);
     if (auto fill = dyn_cast<linalg::FillOp>(op)) {
       key.push_back(rules::detail::constantKeyWord(fill.getInputs()[0]));

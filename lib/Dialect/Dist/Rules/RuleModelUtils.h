@@ -19,19 +19,6 @@
 
 namespace mlir::dist::rules::detail {
 
-/// The interface's default key (DistributionRuleInterface::
-/// appendRuleAttributes): every inherent attribute of `op`. A model whose
-/// rule reads more (a region, an operand's constant) appends that after it,
-/// or a check that succeeded for one op is taken for another that differs
-/// only there.
-inline void appendInherentAttributes(Operation *op,
-                                     SmallVectorImpl<const void *> &key) {
-  for (StringAttr name : op->getName().getAttributeNames()) {
-    std::optional<Attribute> value = op->getInherentAttr(name.getValue());
-    key.push_back(value ? value->getAsOpaquePointer() : nullptr);
-  }
-}
-
 /// A small number as a word of a key (no attribute or name is stored at
 /// such an address).
 inline const void *keyWord(uintptr_t n) {

@@ -151,7 +151,7 @@ struct PadModel : public MeshRuleModel<PadModel, tensor::PadOp> {
   /// The rule reads the padding value: a zero pads a partial sum.
   void appendRuleAttributes(Operation *op,
                             SmallVectorImpl<const void *> &key) const {
-    rules::detail::appendInherentAttributes(op, key);
+    rules::appendInherentAttributes(op, key);
     key.push_back(rules::detail::constantKeyWord(
         cast<tensor::PadOp>(op).getConstantPaddingValue()));
   }

@@ -105,12 +105,7 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
       }],
       "void", "appendRuleAttributes",
       (ins "::llvm::SmallVectorImpl<const void *> &":$key), [{}], [{
-        for (::mlir::StringAttr name :
-             $_op->getName().getAttributeNames()) {
-          std::optional<::mlir::Attribute> value =
-              $_op->getInherentAttr(name.getValue());
-          key.push_back(value ? value->getAsOpaquePointer() : nullptr);
-        }
+        ::mlir::dist::rules::appendInherentAttributes($_op, key);
       }]>,
   ];
 }

@@ -156,6 +156,13 @@ enum class Linearity {
 FailureOr<Dist> inferElementwise(MeshAttr mesh, TypeRange operands,
                                  Linearity linearity, raw_ostream &whyNot);
 
+/// The default key of DistributionRuleInterface::appendRuleAttributes:
+/// every inherent attribute of `op`. A model whose rule reads more (a
+/// region, an operand's constant) appends that after it, or a check that
+/// succeeded for one op is taken for another that differs only there.
+void appendInherentAttributes(Operation *op,
+                              SmallVectorImpl<const void *> &key);
+
 /// Whether a value declared `declared` (null: replicated) holds what a rule
 /// computes as `computed`, for a tensor of rank `rank`: the same split per
 /// dim and partial axes, except that a declared max/min partial axis the
