@@ -54,3 +54,42 @@ void mlir::dist::getForwardingEdges(Operation *op,
       add(usesOf(call.getArgOperands()),
           callee.getFunctionBody().front().getArguments());
 }
+
+PostDominanceInfo &ControlDependence::postDominance(Region *region) {
+  auto [it, inserted] = infos.try_emplace(region->getParentOp(), nullptr);
+  if (inserted)
+    it->second = std::make_unique<PostDominanceInfo>(region->getParentOp());
+  return *it->second;
+}
+
+Block *ControlDependence::getMeetingPoint(Block *block) {
+  Region *region = block->getParent();
+  if (!region->getParentOp() || region->hasOneBlock())
+    return nullptr;
+  if (auto *node = postDominance(region).getDomTree(region).getNode(block))
+    if (auto *idom = node->getIDom())
+      return idom->getBlock();
+  return nullptr;
+}
+
+SmallVector<Operation *>
+ControlDependence::getControllingBranches(Block *block) {
+  SmallVector<Operation *> branches;
+  Region *region = block->getParent();
+  Operation *parent = block->getParentOp();
+  if (!parent || (!isa<FunctionOpInterface>(parent) &&
+                  !parent->getParentOfType<FunctionOpInterface>()))
+    return branches;
+  PostDominanceInfo &pdom = postDominance(region);
+  for (Block &x : *region) {
+    Operation *term = x.empty() ? nullptr : &x.back();
+    if (!term || !term->mightHaveTrait<OpTrait::IsTerminator>() ||
+        term->getNumSuccessors() < 2 || pdom.properlyPostDominates(block, &x))
+      continue;
+    if (llvm::any_of(term->getSuccessors(), [&](Block *succ) {
+          return succ == block || pdom.postDominates(block, succ);
+        }))
+      branches.push_back(term);
+  }
+  return branches;
+}

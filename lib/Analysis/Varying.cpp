@@ -6,7 +6,6 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -512,18 +511,7 @@ struct VaryingSolver {
   /// function without meeting the others has no post-dominator: then every
   /// block reached follows.
   void joinControlIntoMerges(Operation *op, const Variation &control) {
-    Block *from = op->getBlock();
-    Region *region = from->getParent();
-    Block *meet = nullptr;
-    if (Operation *func = region->getParentOp();
-        func && !region->hasOneBlock()) {
-      auto [it, inserted] = postDominance.try_emplace(func, nullptr);
-      if (inserted)
-        it->second = std::make_unique<PostDominanceInfo>(func);
-      if (auto *node = it->second->getDomTree(region).getNode(from))
-        if (auto *idom = node->getIDom())
-          meet = idom->getBlock();
-    }
+    Block *meet = controlDependence.getMeetingPoint(op->getBlock());
     SmallVector<Block *> worklist(op->getSuccessors());
     llvm::SmallPtrSet<Block *, 8> seen(worklist.begin(), worklist.end());
     while (!worklist.empty()) {
@@ -557,7 +545,7 @@ struct VaryingSolver {
     return static_cast<bool>(common);
   }
 
-  DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> postDominance;
+  ControlDependence controlDependence;
 };
 } // namespace mlir::dist
 

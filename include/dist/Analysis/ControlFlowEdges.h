@@ -4,13 +4,16 @@
 // values across control flow: from a branch to its successors' arguments,
 // into and out of the regions of an scf op, from a call into its callee.
 // This is the one walk of those edges over MLIR's control-flow and call
-// interfaces, so that the three agree on what an edge is.
+// interfaces, so that the three agree on what an edge is; and the one place
+// that says which branches decide whether a block runs (control
+// dependence), which the varying analysis and the check both need.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_ANALYSIS_CONTROLFLOWEDGES_H
 #define DIST_ANALYSIS_CONTROLFLOWEDGES_H
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -40,6 +43,29 @@ FunctionOpInterface getCalleeWithBody(CallOpInterface call,
 /// and from a call's arguments to its callee's entry arguments.
 void getForwardingEdges(Operation *op, SymbolTableCollection &symbols,
                         SmallVectorImpl<ForwardingEdge> &edges);
+
+/// Control dependence within the regions of CFG ops (func bodies, with cf
+/// branches), from post-dominance, which is built once per function on
+/// first use.
+class ControlDependence {
+public:
+  /// Where every path from `block`'s successors meets again: its immediate
+  /// post-dominator. Null in a region of one block, and where a path
+  /// leaves the function before the paths meet.
+  Block *getMeetingPoint(Block *block);
+
+  /// The branches (terminators with several successors) in `block`'s
+  /// region that decide whether `block` runs: `block` post-dominates one
+  /// of a branch's successors (or is one) but not the branch's own block.
+  /// In the region's block order; none outside a function.
+  SmallVector<Operation *> getControllingBranches(Block *block);
+
+private:
+  /// The post-dominance of the regions of `region`'s parent op.
+  PostDominanceInfo &postDominance(Region *region);
+
+  DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> infos;
+};
 
 } // namespace dist
 } // namespace mlir

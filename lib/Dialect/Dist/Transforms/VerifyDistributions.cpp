@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -363,29 +362,9 @@ private:
   /// block post-dominates a successor of the branch but not the branch).
   std::optional<Divergence> branchesAbove(Block *block, MeshAttr mesh,
                                           ArrayRef<int64_t> axes) {
-    Region *region = block->getParent();
-    Operation *func = region->getParentOp();
-    while (func && !isa<FunctionOpInterface>(func))
-      func = func->getParentOp();
-    if (!func)
-      return std::nullopt;
-    auto [it, inserted] = postDominance.try_emplace(func, nullptr);
-    if (inserted)
-      it->second = std::make_unique<PostDominanceInfo>(func);
-    PostDominanceInfo &pdom = *it->second;
-    for (Block &x : *region) {
-      Operation *term = x.getTerminator();
-      if (!term || term->getNumSuccessors() < 2)
-        continue;
-      auto axis = varying.controlOf(term).divides(mesh, axes);
-      if (!axis)
-        continue;
-      if (pdom.properlyPostDominates(block, &x))
-        continue;
-      for (Block *succ : term->getSuccessors())
-        if (succ == block || pdom.postDominates(block, succ))
-          return Divergence{term, axis};
-    }
+    for (Operation *term : controlDependence.getControllingBranches(block))
+      if (auto axis = varying.controlOf(term).divides(mesh, axes))
+        return Divergence{term, axis};
     return std::nullopt;
   }
 
@@ -447,7 +426,7 @@ private:
   SmallVector<std::pair<Operation *, CallOpInterface>> calls;
   SymbolTableCollection symbols;
   DenseMap<Operation *, SmallVector<Issued>> issued;
-  DenseMap<Operation *, std::unique_ptr<PostDominanceInfo>> postDominance;
+  ControlDependence controlDependence;
 };
 } // namespace
 
