@@ -65,11 +65,11 @@ RankedTensorType completion::withDist(Type type, TensorDistAttr dist) {
 }
 
 void Completion::collectEdges(Operation *op, SmallVectorImpl<Edge> &edges) {
-  SmallVector<ForwardingEdge> all;
-  getForwardingEdges(op, symbols, all);
-  for (const ForwardingEdge &edge : all)
-    if (isTensor(edge.sink))
-      edges.push_back(edge);
+  size_t begin = edges.size();
+  getForwardingEdges(op, symbols, edges);
+  edges.erase(std::remove_if(edges.begin() + begin, edges.end(),
+                             [](const Edge &e) { return !isTensor(e.sink); }),
+              edges.end());
 }
 
 LogicalResult Completion::visitEdge(const Edge &edge) {
