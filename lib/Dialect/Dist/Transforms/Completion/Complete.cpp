@@ -1,4 +1,19 @@
 //===- Complete.cpp - the --dist-complete pass ----------------------------===//
+//
+// Implements --dist-complete. Paddle's Completer and upstream's
+// sharding-propagation sweep a program once or twice and replicate what they
+// cannot decide; Shardy propagates factor by factor but replicates ops with
+// no rule. Here the rules the checker uses (DistRules.h) are the transfer
+// functions of one worklist that runs to a fixpoint, written encodings are
+// never changed, and a disagreement becomes an explicit dist.reshard with a
+// remark instead of a silent replication.
+//
+// Types in dist are local: a value's shape is what one process holds. A
+// value completion decides keeps its written shape and gets an encoding;
+// only a reshard, which changes how the global tensor is held, computes a
+// new local shape (from the global one).
+//
+//===----------------------------------------------------------------------===//
 
 #include "Completion.h"
 
