@@ -193,11 +193,7 @@ LogicalResult AllReduceOp::verifySignature() {
     if (!pending)
       return emitOpError("operand must be partial on mesh axis ")
              << axis << " that it reduces over, but its encoding is " << inDist;
-    // The mean of the partial terms of a sum: data parallelism's average
-    // of its replicas' gradients (Paddle's c_allreduce_avg).
-    bool meanOfSum =
-        *pending == ReductionKind::Sum && getKind() == ReductionKind::Avg;
-    if (*pending != getKind() && !meanOfSum)
+    if (!reducesPartial(getKind(), *pending))
       return emitOpError("operand is partial (")
              << stringifyReductionKind(*pending) << ") on mesh axis " << axis
              << " but the allreduce reduces with "

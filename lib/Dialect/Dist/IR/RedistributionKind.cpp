@@ -26,11 +26,10 @@ StringRef mlir::dist::getRedistributionOpName(RedistributionKind kind) {
   llvm_unreachable("unknown redistribution kind");
 }
 
-/// Whether a reduction with `kind` reduces a partial of `pending`.
-static bool reducesPartial(std::optional<ReductionKind> kind,
-                           ReductionKind pending) {
-  return kind && (pending == *kind || (pending == ReductionKind::Sum &&
-                                       *kind == ReductionKind::Avg));
+bool mlir::dist::reducesPartial(ReductionKind reduction,
+                                ReductionKind pending) {
+  return pending == reduction ||
+         (pending == ReductionKind::Sum && reduction == ReductionKind::Avg);
 }
 
 bool mlir::dist::allowsTransition(RedistributionKind kind,
@@ -38,15 +37,15 @@ bool mlir::dist::allowsTransition(RedistributionKind kind,
                                   AxisState from, AxisState to) {
   switch (kind) {
   case RedistributionKind::AllReduce:
-    return from.isPartial() && reducesPartial(reduction, from.reduction) &&
-           to.isReplicated();
+    return from.isPartial() && reduction &&
+           reducesPartial(*reduction, from.reduction) && to.isReplicated();
   case RedistributionKind::Broadcast:
     return from.isReplicated() && to.isReplicated();
   case RedistributionKind::AllGather:
     return from.isSplit() && to.isReplicated();
   case RedistributionKind::ReduceScatter:
-    return from.isPartial() && reducesPartial(reduction, from.reduction) &&
-           to.isSplit();
+    return from.isPartial() && reduction &&
+           reducesPartial(*reduction, from.reduction) && to.isSplit();
   case RedistributionKind::AllToAll:
     return from.isSplit() && to.isSplit() && from.dim != to.dim;
   case RedistributionKind::AllSlice:

@@ -33,6 +33,11 @@ enum class RedistributionKind {
 /// The op of `kind` ("dist.allreduce", "dist.all_gather", ...).
 StringRef getRedistributionOpName(RedistributionKind kind);
 
+/// Whether a reduction with `reduction` completes a partial value pending
+/// `pending`: the same kind, or an avg of a partial sum (the mean of its
+/// terms: data parallelism's average of its replicas' gradients).
+bool reducesPartial(ReductionKind reduction, ReductionKind pending);
+
 /// Whether a mesh axis that an op of `kind` runs over may go from `from` to
 /// `to` (every other axis keeps its state). `reduction` is the op's, for an
 /// allreduce, a reduce-scatter or a partial view; an avg reduces a partial
