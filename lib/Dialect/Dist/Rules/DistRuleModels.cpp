@@ -21,6 +21,7 @@
 using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::rules;
+using rules::detail::GivenTypes;
 using rules::detail::MeshRuleModel;
 
 namespace {
@@ -29,14 +30,13 @@ namespace {
 template <typename OpTy, Linearity L>
 struct ElementwiseModel
     : public MeshRuleModel<ElementwiseModel<OpTy, L>, OpTy> {
-  FailureOr<SmallVector<Dist>> infer(OpTy op, MeshAttr mesh,
+  FailureOr<SmallVector<Dist>> infer(OpTy, GivenTypes types, MeshAttr mesh,
                                      raw_ostream &whyNot) const {
     // Scalar operands (a select's i1 on tensors) are the same everywhere.
-    FailureOr<Dist> r =
-        inferElementwise(mesh, op->getOperandTypes(), L, whyNot);
+    FailureOr<Dist> r = inferElementwise(mesh, types.operands, L, whyNot);
     if (failed(r))
       return failure();
-    return SmallVector<Dist>(op->getNumResults(), *r);
+    return SmallVector<Dist>(types.results.size(), *r);
   }
 };
 
@@ -45,9 +45,9 @@ struct ElementwiseModel
 /// a block of the global one). Partial values pass through.
 template <typename OpTy>
 struct ReshapeModel : public MeshRuleModel<ReshapeModel<OpTy>, OpTy> {
-  FailureOr<SmallVector<Dist>> infer(OpTy reshape, MeshAttr mesh,
-                                     raw_ostream &whyNot) const {
-    Dist src = Dist::of(reshape.getSrc().getType(), mesh);
+  FailureOr<SmallVector<Dist>> infer(OpTy reshape, GivenTypes types,
+                                     MeshAttr mesh, raw_ostream &whyNot) const {
+    Dist src = Dist::of(types.of(reshape.getSrcMutable()), mesh);
     Dist out;
     out.mesh = mesh;
     out.partial = src.partial;

@@ -672,8 +672,14 @@ rules::inferResultAttrs(Operation *op, raw_ostream &whyNot) {
 
 /// The mesh of `op`'s encoded operands and results.
 FailureOr<MeshAttr> rules::commonMesh(Operation *op, raw_ostream &whyNot) {
-  SmallVector<Type> types(op->getOperandTypes());
-  llvm::append_range(types, op->getResultTypes());
+  return commonMesh(op->getOperandTypes(), op->getResultTypes(), whyNot);
+}
+
+FailureOr<MeshAttr> rules::commonMesh(TypeRange operandTypes,
+                                      TypeRange resultTypes,
+                                      raw_ostream &whyNot) {
+  SmallVector<Type> types(operandTypes);
+  llvm::append_range(types, resultTypes);
   return commonMesh(types, whyNot);
 }
 
@@ -717,12 +723,14 @@ void AdamWOp::appendRuleAttributes(SmallVectorImpl<const void *> &) {}
 void CheckFiniteAndUnscaleOp::appendRuleAttributes(
     SmallVectorImpl<const void *> &) {}
 
-/// The one result `infer(mesh)` gives on `op`'s common mesh, checked: the
-/// shape of the matmul's and every lookup's rule.
+/// The one result `infer(mesh)` gives on the common mesh of the types a
+/// rule is given, checked: the shape of the matmul's and every lookup's
+/// rule.
 template <typename Infer>
 static FailureOr<SmallVector<Dist>>
-oneResult(Operation *op, raw_ostream &whyNot, Infer infer) {
-  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+oneResult(TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot,
+          Infer infer) {
+  FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> inferred = infer(*mesh);
@@ -734,7 +742,8 @@ oneResult(Operation *op, raw_ostream &whyNot, Infer infer) {
   return SmallVector<Dist>{std::move(*r)};
 }
 
-/// The loops of a matmul or matmul_grad `op` whose product is `out`.
+/// The loops of a matmul or matmul_grad `op` whose product is `out` (the
+/// ranks are the op's, whatever types the rule is given).
 template <typename OpTy>
 static MatmulLoops loopsOf(OpTy op, RankedTensorType out) {
   return matmulLoops(op.getX().getType().getRank(),
@@ -743,35 +752,38 @@ static MatmulLoops loopsOf(OpTy op, RankedTensorType out) {
 }
 
 FailureOr<SmallVector<Dist>>
-MatmulOp::inferResultDistributions(raw_ostream &whyNot) {
-  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
+MatmulOp::inferResultDistributions(TypeRange operandTypes,
+                                   TypeRange resultTypes, raw_ostream &whyNot) {
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
     MatmulLoops loops = loopsOf(*this, getResult().getType());
-    return inferContraction(
-        mesh, {{getX().getType(), loops.x}, {getY().getType(), loops.y}},
-        loops.out, whyNot);
+    return inferContraction(mesh,
+                            {{given(operandTypes, getXMutable()), loops.x},
+                             {given(operandTypes, getYMutable()), loops.y}},
+                            loops.out, whyNot);
   });
 }
 
-FailureOr<SmallVector<Dist>>
-MatmulGradOp::inferResultDistributions(raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
+FailureOr<SmallVector<Dist>> MatmulGradOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
   if (failed(mesh))
     return failure();
   MatmulLoops loops = loopsOf(*this, getOutGrad().getType());
+  Type x = given(operandTypes, getXMutable()),
+       y = given(operandTypes, getYMutable()),
+       outGrad = given(operandTypes, getOutGradMutable());
   // dX contracts out_grad with y over what x lacks; dY contracts x with
   // out_grad over what y lacks (k, and batch dims a 2-D y broadcast over).
   std::string dxWhy, dyWhy;
   llvm::raw_string_ostream dxOs(dxWhy), dyOs(dyWhy);
   FailureOr<Dist> dx = inferContraction(
-      *mesh, {{getOutGrad().getType(), loops.out}, {getY().getType(), loops.y}},
-      loops.x, dxOs);
+      *mesh, {{outGrad, loops.out}, {y, loops.y}}, loops.x, dxOs);
   if (failed(dx)) {
     whyNot << "x_grad: " << dxWhy;
     return failure();
   }
   FailureOr<Dist> dy = inferContraction(
-      *mesh, {{getX().getType(), loops.x}, {getOutGrad().getType(), loops.out}},
-      loops.y, dyOs);
+      *mesh, {{x, loops.x}, {outGrad, loops.out}}, loops.y, dyOs);
   if (failed(dy)) {
     whyNot << "y_grad: " << dyWhy;
     return failure();
@@ -907,51 +919,57 @@ static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
                      whyNot);
 }
 
-FailureOr<SmallVector<Dist>>
-EmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> EmbeddingOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // The logical lookup of the whole table: a row-split table adds no
   // partial axis (--dist-parallel-embedding inserts that communication).
-  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
-    return wholeLookup(mesh, getIds().getType(), getWeight().getType(), whyNot);
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
+    return wholeLookup(mesh, given(operandTypes, getIdsMutable()),
+                       given(operandTypes, getWeightMutable()), whyNot);
   });
 }
 
-FailureOr<SmallVector<Dist>>
-CEmbeddingOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> CEmbeddingOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // One row shard: ids of other shards give zero rows, so the result is a
   // partial sum over the axis that splits the rows.
-  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
-    return lookupRows(mesh, getIds().getType(), getWeight().getType(), whyNot);
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
+    return lookupRows(mesh, given(operandTypes, getIdsMutable()),
+                      given(operandTypes, getWeightMutable()), whyNot);
   });
 }
 
-FailureOr<SmallVector<Dist>>
-EmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> EmbeddingGradOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
   // distributed as the table (the lowering adds the reduction over the
   // axes that split the ids).
-  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
-    return lookupGrad(mesh, getIds().getType(), getWeight().getType(),
-                      getOutGrad().getType(), /*whole=*/true, whyNot);
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
+    return lookupGrad(mesh, given(operandTypes, getIdsMutable()),
+                      given(operandTypes, getWeightMutable()),
+                      given(operandTypes, getOutGradMutable()),
+                      /*whole=*/true, whyNot);
   });
 }
 
-FailureOr<SmallVector<Dist>>
-CEmbeddingGradOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> CEmbeddingGradOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
-  return oneResult(*this, whyNot, [&](MeshAttr mesh) {
-    return lookupGrad(mesh, getIds().getType(), getWeight().getType(),
-                      getOutGrad().getType(), /*whole=*/false, whyNot);
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
+    return lookupGrad(mesh, given(operandTypes, getIdsMutable()),
+                      given(operandTypes, getWeightMutable()),
+                      given(operandTypes, getOutGradMutable()),
+                      /*whole=*/false, whyNot);
   });
 }
 
-/// A one-result elementwise rule over the op's tensor operands.
-static FailureOr<SmallVector<Dist>> elementwise(Operation *op,
-                                                TypeRange operands,
-                                                Linearity linearity,
-                                                raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+/// A one-result elementwise rule over `operands`, among the types the rule
+/// is given.
+static FailureOr<SmallVector<Dist>>
+elementwise(TypeRange operandTypes, TypeRange resultTypes, TypeRange operands,
+            Linearity linearity, raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
   if (failed(mesh))
     return failure();
   FailureOr<Dist> r = inferElementwise(*mesh, operands, linearity, whyNot);
@@ -960,17 +978,20 @@ static FailureOr<SmallVector<Dist>> elementwise(Operation *op,
   return SmallVector<Dist>{std::move(*r)};
 }
 
-FailureOr<SmallVector<Dist>>
-DropoutOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> DropoutOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // The mask depends on the global index only, so every process that holds
   // a part of an element scales it alike: linear.
-  return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
+  return elementwise(operandTypes, resultTypes,
+                     given(operandTypes, getInputMutable()), Linearity::Linear,
                      whyNot);
 }
 
 FailureOr<SmallVector<Dist>>
-ScaleOp::inferResultDistributions(raw_ostream &whyNot) {
-  return elementwise(*this, TypeRange(getInput().getType()), Linearity::Linear,
+ScaleOp::inferResultDistributions(TypeRange operandTypes, TypeRange resultTypes,
+                                  raw_ostream &whyNot) {
+  return elementwise(operandTypes, resultTypes,
+                     given(operandTypes, getInputMutable()), Linearity::Linear,
                      whyNot);
 }
 
@@ -978,15 +999,14 @@ ScaleOp::inferResultDistributions(raw_ostream &whyNot) {
 /// gradient and the states (the momentum of a partial gradient would be a
 /// sum of momenta); every result is distributed as they are. `step`, when
 /// present, must be the same on every process.
-static FailureOr<SmallVector<Dist>> optimizerRule(Operation *op,
-                                                  TypeRange elementwiseOperands,
-                                                  Value step,
-                                                  raw_ostream &whyNot) {
-  FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+static FailureOr<SmallVector<Dist>>
+optimizerRule(TypeRange operandTypes, TypeRange resultTypes,
+              TypeRange elementwiseOperands, Type step, raw_ostream &whyNot) {
+  FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
   if (failed(mesh))
     return failure();
   if (step) {
-    Dist d = Dist::of(step.getType(), *mesh);
+    Dist d = Dist::of(step, *mesh);
     if (!d.partial.empty()) {
       whyNot << "the step is partial; it must be the same on every process";
       return failure();
@@ -996,41 +1016,46 @@ static FailureOr<SmallVector<Dist>> optimizerRule(Operation *op,
                                        Linearity::Nonlinear, whyNot);
   if (failed(r))
     return failure();
-  return SmallVector<Dist>(op->getNumResults(), *r);
+  return SmallVector<Dist>(resultTypes.size(), *r);
 }
 
 FailureOr<SmallVector<Dist>>
-SgdOp::inferResultDistributions(raw_ostream &whyNot) {
-  return optimizerRule(*this, TypeRange(getOperands()), Value(), whyNot);
+SgdOp::inferResultDistributions(TypeRange operandTypes, TypeRange resultTypes,
+                                raw_ostream &whyNot) {
+  return optimizerRule(operandTypes, resultTypes, operandTypes, Type(), whyNot);
 }
 
 FailureOr<SmallVector<Dist>>
-AdamWOp::inferResultDistributions(raw_ostream &whyNot) {
-  return optimizerRule(
-      *this,
-      TypeRange(ValueRange{getParam(), getGrad(), getMoment1(), getMoment2()}),
-      getStep(), whyNot);
+AdamWOp::inferResultDistributions(TypeRange operandTypes, TypeRange resultTypes,
+                                  raw_ostream &whyNot) {
+  SmallVector<Type, 4> elementwise{given(operandTypes, getParamMutable()),
+                                   given(operandTypes, getGradMutable()),
+                                   given(operandTypes, getMoment1Mutable()),
+                                   given(operandTypes, getMoment2Mutable())};
+  return optimizerRule(operandTypes, resultTypes, elementwise,
+                       given(operandTypes, getStepMutable()), whyNot);
 }
 
-FailureOr<SmallVector<Dist>>
-CheckFiniteAndUnscaleOp::inferResultDistributions(raw_ostream &whyNot) {
+FailureOr<SmallVector<Dist>> CheckFiniteAndUnscaleOp::inferResultDistributions(
+    TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // Unscaling is linear; found_inf is what this process saw, so it is a
   // partial max over every axis along which the gradients differ between
   // processes (split or partial).
-  FailureOr<MeshAttr> mesh = commonMesh(*this, whyNot);
+  FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
   if (failed(mesh))
     return failure();
   SmallVector<Dist> results;
   Dist flag;
   flag.mesh = *mesh;
   flag.dims.push_back(-1);
-  for (Value grad : getGrads()) {
-    FailureOr<Dist> r = inferElementwise(*mesh, TypeRange(grad.getType()),
-                                         Linearity::Linear, whyNot);
+  for (OpOperand &use : getGradsMutable()) {
+    Type grad = given(operandTypes, use);
+    FailureOr<Dist> r =
+        inferElementwise(*mesh, TypeRange(grad), Linearity::Linear, whyNot);
     if (failed(r))
       return failure();
     results.push_back(std::move(*r));
-    Dist d = Dist::of(grad.getType(), *mesh);
+    Dist d = Dist::of(grad, *mesh);
     SmallVector<int64_t> differing(d.dims);
     for (auto [axis, kind] : d.partial)
       differing.push_back(axis);

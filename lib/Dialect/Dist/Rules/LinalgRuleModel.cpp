@@ -318,11 +318,12 @@ struct LinalgRuleModel
   }
 
   FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
+  inferResultDistributions(Operation *op, TypeRange operandTypes,
+                           TypeRange resultTypes, raw_ostream &whyNot) const {
     if (auto fill = dyn_cast<linalg::FillOp>(op))
-      return inferFill(fill, whyNot);
+      return inferFill(fill, operandTypes, resultTypes, whyNot);
     auto linalgOp = cast<linalg::LinalgOp>(op);
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
     if (failed(mesh))
       return failure();
     if (!linalgOp.hasPureTensorSemantics()) {
@@ -342,7 +343,7 @@ struct LinalgRuleModel
     };
     SmallVector<FactorOperand> operands;
     for (OpOperand &operand : op->getOpOperands()) {
-      FactorOperand f{operand.get().getType(), {}};
+      FactorOperand f{given(operandTypes, operand), {}};
       if (isa<RankedTensorType>(f.type))
         f.loops = loopsOf(maps[operand.getOperandNumber()]);
       operands.push_back(std::move(f));
@@ -395,11 +396,14 @@ struct LinalgRuleModel
   /// process holds it (max, min and avg of any value, a sum of zeros, a
   /// product of ones), so that an accumulator can be declared partial.
   static FailureOr<SmallVector<Dist>> inferFill(linalg::FillOp fill,
+                                                TypeRange operandTypes,
+                                                TypeRange resultTypes,
                                                 raw_ostream &whyNot) {
-    FailureOr<MeshAttr> mesh = commonMesh(fill, whyNot);
+    FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
     if (failed(mesh))
       return failure();
-    Dist init = Dist::of(fill.getOutputs()[0].getType(), *mesh);
+    Dist init =
+        Dist::of(given(operandTypes, *fill.getDpsInitOperand(0)), *mesh);
     Dist out = init;
     out.partial.clear();
     for (auto [axis, kind] : init.partial) {

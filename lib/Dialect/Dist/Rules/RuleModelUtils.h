@@ -35,19 +35,27 @@ inline const void *constantKeyWord(Value value) {
   return keyWord(1);
 }
 
+/// The types a rule is given: one per operand and one per result.
+struct GivenTypes {
+  TypeRange operands, results;
+  Type of(OpOperand &use) const { return given(operands, use); }
+};
+
 /// The rule of an op whose tensors must all be on one mesh: `Model` defines
-///   FailureOr<SmallVector<Dist>> infer(OpTy, MeshAttr, raw_ostream &) const
-/// and sees only ops that passed that check.
+///   FailureOr<SmallVector<Dist>> infer(OpTy, GivenTypes, MeshAttr,
+///                                      raw_ostream &) const
+/// and sees only types that passed that check.
 template <typename Model, typename OpTy>
 struct MeshRuleModel
     : public DistributionRuleInterface::ExternalModel<Model, OpTy> {
   FailureOr<SmallVector<Dist>>
-  inferResultDistributions(Operation *op, raw_ostream &whyNot) const {
-    FailureOr<MeshAttr> mesh = commonMesh(op, whyNot);
+  inferResultDistributions(Operation *op, TypeRange operandTypes,
+                           TypeRange resultTypes, raw_ostream &whyNot) const {
+    FailureOr<MeshAttr> mesh = commonMesh(operandTypes, resultTypes, whyNot);
     if (failed(mesh))
       return failure();
-    return static_cast<const Model *>(this)->infer(cast<OpTy>(op), *mesh,
-                                                   whyNot);
+    return static_cast<const Model *>(this)->infer(
+        cast<OpTy>(op), GivenTypes{operandTypes, resultTypes}, *mesh, whyNot);
   }
 };
 

@@ -21,6 +21,7 @@
 using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::rules;
+using rules::detail::GivenTypes;
 using rules::detail::MeshRuleModel;
 
 /// Whether the slice of `op` takes dim `dim` of a tensor of local size
@@ -77,16 +78,19 @@ namespace {
 struct ExtractSliceModel
     : public MeshRuleModel<ExtractSliceModel, tensor::ExtractSliceOp> {
   FailureOr<SmallVector<Dist>> infer(tensor::ExtractSliceOp slice,
-                                     MeshAttr mesh, raw_ostream &whyNot) const {
-    Dist src = Dist::of(slice.getSourceType(), mesh);
+                                     GivenTypes types, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
+    auto sourceType =
+        cast<RankedTensorType>(types.of(slice.getSourceMutable()));
+    Dist src = Dist::of(sourceType, mesh);
     // The result keeps the source's splits on the dims it keeps; a slice
     // is linear, so every partial passes.
     Dist out;
     out.mesh = mesh;
     out.partial = src.partial;
-    Dist declared = Dist::of(slice.getType(), mesh);
-    if (failed(checkSlice(slice, slice.getDroppedDims(), slice.getSourceType(),
-                          src, declared, whyNot)))
+    Dist declared = Dist::of(types.results.front(), mesh);
+    if (failed(checkSlice(slice, slice.getDroppedDims(), sourceType, src,
+                          declared, whyNot)))
       return failure();
     out.dims = declared.dims;
     return SmallVector<Dist>{std::move(out)};
@@ -111,11 +115,16 @@ static LogicalResult samePartials(const Dist &a, const Dist &b, StringRef what,
 struct InsertSliceModel
     : public MeshRuleModel<InsertSliceModel, tensor::InsertSliceOp> {
   FailureOr<SmallVector<Dist>> infer(tensor::InsertSliceOp insert,
-                                     MeshAttr mesh, raw_ostream &whyNot) const {
-    Dist src = Dist::of(insert.getSourceType(), mesh);
-    Dist dest = Dist::of(insert.getDestType(), mesh);
-    if (failed(checkSlice(insert, insert.getDroppedDims(), insert.getDestType(),
-                          dest, src, whyNot)) ||
+                                     GivenTypes types, MeshAttr mesh,
+                                     raw_ostream &whyNot) const {
+    // The destination as the op's result is typed (upstream's getDestType):
+    // the two are one type, and completion prices a new destination only
+    // with its result's type (an init keeps its result's type).
+    auto destType = cast<RankedTensorType>(types.results.front());
+    Dist src = Dist::of(types.of(insert.getSourceMutable()), mesh);
+    Dist dest = Dist::of(destType, mesh);
+    if (failed(checkSlice(insert, insert.getDroppedDims(), destType, dest, src,
+                          whyNot)) ||
         failed(
             samePartials(src, dest, "the source and the destination", whyNot)))
       return failure();
@@ -124,11 +133,11 @@ struct InsertSliceModel
 };
 
 struct ConcatModel : public MeshRuleModel<ConcatModel, tensor::ConcatOp> {
-  FailureOr<SmallVector<Dist>> infer(tensor::ConcatOp concat, MeshAttr mesh,
-                                     raw_ostream &whyNot) const {
-    Dist first = Dist::of(concat->getOperand(0).getType(), mesh);
-    for (auto [i, operand] : llvm::enumerate(concat->getOperands())) {
-      Dist d = Dist::of(operand.getType(), mesh);
+  FailureOr<SmallVector<Dist>> infer(tensor::ConcatOp concat, GivenTypes types,
+                                     MeshAttr mesh, raw_ostream &whyNot) const {
+    Dist first = Dist::of(types.operands.front(), mesh);
+    for (auto [i, operand] : llvm::enumerate(types.operands)) {
+      Dist d = Dist::of(operand, mesh);
       if (d.dims != first.dims) {
         whyNot << "operand #" << i << " is split differently from operand #0";
         return failure();
@@ -156,9 +165,9 @@ struct PadModel : public MeshRuleModel<PadModel, tensor::PadOp> {
         cast<tensor::PadOp>(op).getConstantPaddingValue()));
   }
 
-  FailureOr<SmallVector<Dist>> infer(tensor::PadOp pad, MeshAttr mesh,
-                                     raw_ostream &whyNot) const {
-    Dist src = Dist::of(pad.getSourceType(), mesh);
+  FailureOr<SmallVector<Dist>> infer(tensor::PadOp pad, GivenTypes types,
+                                     MeshAttr mesh, raw_ostream &whyNot) const {
+    Dist src = Dist::of(types.of(pad.getSourceMutable()), mesh);
     ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
     for (auto [dim, axis] : llvm::enumerate(src.dims))
       if (axis >= 0 && (low[dim] != 0 || high[dim] != 0)) {

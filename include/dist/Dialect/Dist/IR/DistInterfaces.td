@@ -88,13 +88,21 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
   let methods = [
     InterfaceMethod<[{
         The distribution of each result (one without a mesh for a result
-        that is not a ranked tensor, or when nothing is distributed), or
-        failure with the reason written to `whyNot`. `rules::Dist` rather
-        than attributes: the verifier asks after every pass, and comparing
-        needs no uniquing (`rules::inferResultAttrs` gives attributes).
+        that is not a ranked tensor, or when nothing is distributed) when
+        the operands and results have the types `operandTypes` and
+        `resultTypes` (one per operand and one per result, each of the
+        op's own rank), or failure with the reason written to `whyNot`.
+        The rule reads types from these ranges only, never from the op, so
+        that a client can ask "what if" without changing the IR (completion
+        prices its options so, as upstream shard's `getShardingOption` takes
+        shardings). `rules::Dist` rather than attributes: the verifier asks
+        after every pass, and comparing needs no uniquing
+        (`rules::inferResultAttrs` gives attributes).
       }],
       "::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::rules::Dist>>",
-      "inferResultDistributions", (ins "::llvm::raw_ostream &":$whyNot)>,
+      "inferResultDistributions",
+      (ins "::mlir::TypeRange":$operandTypes, "::mlir::TypeRange":$resultTypes,
+           "::llvm::raw_ostream &":$whyNot)>,
     InterfaceMethod<[{
         Appends what the rule reads besides the operand and result types
         (a matmul's transposes; a linalg op's body and init constants), as
@@ -108,6 +116,14 @@ def Dist_DistributionRuleInterface : OpInterface<"DistributionRuleInterface"> {
         ::mlir::dist::rules::appendInherentAttributes($_op, key);
       }]>,
   ];
+  let extraClassDeclaration = [{
+    /// The rule for the op as it is typed.
+    ::mlir::FailureOr<::llvm::SmallVector<::mlir::dist::rules::Dist>>
+    inferResultDistributions(::llvm::raw_ostream &whyNot) {
+      return inferResultDistributions((*this)->getOperandTypes(),
+                                      (*this)->getResultTypes(), whyNot);
+    }
+  }];
 }
 
 #endif // DIST_DIALECT_DIST_IR_DISTINTERFACES_TD

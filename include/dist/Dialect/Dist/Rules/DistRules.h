@@ -46,6 +46,15 @@ struct Dist {
 FailureOr<MeshAttr> commonMesh(TypeRange types, raw_ostream &whyNot);
 /// The same over `op`'s operand and result types.
 FailureOr<MeshAttr> commonMesh(Operation *op, raw_ostream &whyNot);
+/// The same over the types a rule is given.
+FailureOr<MeshAttr> commonMesh(TypeRange operandTypes, TypeRange resultTypes,
+                               raw_ostream &whyNot);
+
+/// The type a rule is given for `use`, an operand of the op it answers for
+/// (DistributionRuleInterface::inferResultDistributions).
+inline Type given(TypeRange operandTypes, OpOperand &use) {
+  return operandTypes[use.getOperandNumber()];
+}
 
 /// "axis 1 (mp)": a mesh axis as a diagnostic names it.
 std::string axisName(MeshAttr mesh, int64_t axis);
