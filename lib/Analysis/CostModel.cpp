@@ -344,10 +344,17 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
 }
 
 std::optional<double> CostModel::computeTime(Operation *op) const {
+  return computeTime(op, op->getOperandTypes(), op->getResultTypes());
+}
+
+std::optional<double> CostModel::computeTime(Operation *op,
+                                             TypeRange operandTypes,
+                                             TypeRange resultTypes) const {
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
-    std::optional<double> flops =
-        matmulFlops(matmul.getX().getType(), matmul.getResult().getType(),
-                    matmul.getTransposeX());
+    std::optional<double> flops = matmulFlops(
+        cast<RankedTensorType>(
+            operandTypes[matmul.getXMutable().getOperandNumber()]),
+        cast<RankedTensorType>(resultTypes[0]), matmul.getTransposeX());
     if (!flops)
       return std::nullopt;
     return matmulTime(*flops, matmul.getTransposeX(), matmul.getTransposeY());
@@ -357,7 +364,11 @@ std::optional<double> CostModel::computeTime(Operation *op) const {
     return std::nullopt;
   // Two matmuls (dX and dY), each as costly as the forward one.
   std::optional<double> flops = matmulFlops(
-      grad.getX().getType(), grad.getOutGrad().getType(), grad.getTransposeX());
+      cast<RankedTensorType>(
+          operandTypes[grad.getXMutable().getOperandNumber()]),
+      cast<RankedTensorType>(
+          operandTypes[grad.getOutGradMutable().getOperandNumber()]),
+      grad.getTransposeX());
   if (!flops)
     return std::nullopt;
   double tflops = options.measured ? options.measured->matmulGradTflops

@@ -142,6 +142,11 @@ public:
   /// Seconds of a compute op the model knows (dist.matmul and
   /// dist.matmul_grad), or nothing.
   std::optional<double> computeTime(Operation *op) const;
+  /// The same if `op`'s operands and results had the types `operandTypes`
+  /// and `resultTypes` (one per operand and result): what a choice of
+  /// distributions would cost, asked before it is made.
+  std::optional<double> computeTime(Operation *op, TypeRange operandTypes,
+                                    TypeRange resultTypes) const;
 
 private:
   CostModelOptions options;

@@ -22,13 +22,9 @@ splitDims(RankedTensorType in, RankedTensorType out, ArrayRef<int64_t> axes) {
   return dims;
 }
 
-/// What a synchronous collective in a function being completed makes of
-/// its operand's distribution; its written local shapes say where a split
-/// lands. None when that cannot be told (the verifier says why once the
-/// marker is gone).
-std::optional<TensorDistAttr> completion::collectiveResultDist(Operation *op) {
-  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+std::optional<TensorDistAttr>
+completion::collectiveResultDist(Operation *op, RankedTensorType in,
+                                 RankedTensorType out) {
   if (!in || !out)
     return std::nullopt;
   // A c_identity keeps its operand's distribution, as a broadcast does.

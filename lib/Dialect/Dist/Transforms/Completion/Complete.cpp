@@ -28,7 +28,20 @@ using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::completion;
 
-void Completion::finish(ArrayRef<FunctionOpInterface> functions) {
+/// The one place completion changes a type. A constant's value carries its
+/// type; a function's type follows its entry block and what it returns.
+/// The remarks made so far are emitted after, so that each shows its op as
+/// completion makes it.
+void Completion::writeDecisions() {
+  for (auto [v, type] : decisions) {
+    if (v.getType() == type)
+      continue;
+    v.setType(type);
+    if (auto constant = v.getDefiningOp<arith::ConstantOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
+  }
+  decisions.clear();
   for (FunctionOpInterface f : functions) {
     Block &entry = f.getFunctionBody().front();
     SmallVector<Type> results(f.getResultTypes());
@@ -39,15 +52,17 @@ void Completion::finish(ArrayRef<FunctionOpInterface> functions) {
         results = llvm::to_vector(t->getOperandTypes());
     f.setType(
         FunctionType::get(f->getContext(), entry.getArgumentTypes(), results));
-    f->removeAttr(DistDialect::kCompleteAttrName);
   }
+  for (auto &[op, remark] : pendingRemarks)
+    op->emitRemark(remark.str());
+  pendingRemarks.clear();
 }
 
 /// Whether `op` makes an unencoded tensor from nothing distributed: an empty
 /// tensor, a constant, a splat, or a fill of one of those.
 static bool isFreshTensor(Operation *op) {
   if (op->getNumResults() != 1 || !isTensor(op->getResult(0)) ||
-      distOf(op->getResult(0)))
+      getTensorDist(op->getResult(0).getType()))
     return false;
   if (isa<tensor::EmptyOp, arith::ConstantOp, tensor::SplatOp>(op))
     return true;
@@ -100,7 +115,7 @@ static void splitFreshTensors(
 LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
                                             bool marked) {
   Value in = constraint.getInput();
-  Type pinned = constraint.getResult().getType();
+  Type pinned = typeOf(constraint.getResult());
   bool undecidedInput =
       marked && !distOf(in) &&
       !(isa<BlockArgument>(in) &&
@@ -109,9 +124,9 @@ LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
             cast<BlockArgument>(in).getOwner()->getParentOp()));
   Value out = in;
   if (undecidedInput) {
-    retype(in, pinned);
+    setDecision(in, pinned);
     pins.try_emplace(in, constraint.getLoc());
-  } else if (in.getType() != pinned) {
+  } else if (typeOf(in) != pinned) {
     OpBuilder b(constraint);
     FailureOr<Value> r = reshard(b, constraint.getLoc(), in, pinned);
     if (failed(r))
@@ -129,9 +144,50 @@ LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
 }
 
 LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
+  this->functions = functions;
+  // A tool that forgot the upstream ops' rules is told so before anything
+  // is decided.
+  for (FunctionOpInterface f : functions)
+    if (f.getFunctionBody()
+            .walk([](Operation *op) {
+              return failed(rules::requireRegisteredRule(op))
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      return failure();
   SmallVector<std::pair<Operation *, Operation *>> copies;
   for (FunctionOpInterface f : functions)
     splitFreshTensors(f, copies);
+  LogicalResult decided = decideAll();
+  writeDecisions();
+  if (failed(decided))
+    return failure();
+  // Copies of a fresh tensor that their consumers decided alike are one
+  // tensor again (a complete program comes out unchanged).
+  for (auto [original, copy] : copies)
+    if (OperationEquivalence::isEquivalentTo(
+            original, copy, OperationEquivalence::IgnoreLocations)) {
+      copy->replaceAllUsesWith(original);
+      copy->erase();
+    }
+  for (FunctionOpInterface f : functions)
+    f->removeAttr(DistDialect::kCompleteAttrName);
+  // The result must pass the check it was made for.
+  bool ok = true;
+  for (FunctionOpInterface f : functions)
+    f.getFunctionBody().walk([&](Operation *op) {
+      if (isa<DistributionRuleInterface>(op) &&
+          !isa_and_nonnull<DistDialect>(op->getDialect()) &&
+          failed(rules::verifyDistributionRule(op)))
+        ok = false;
+    });
+  return success(ok);
+}
+
+/// Consumes the constraints, finds what is undecided and runs the worklist
+/// (and guessing) to a fixpoint.
+LogicalResult Completion::decideAll() {
   for (FunctionOpInterface f : functions) {
     SmallVector<ConstraintOp> constraints;
     f.getFunctionBody().walk([&](ConstraintOp c) { constraints.push_back(c); });
@@ -179,27 +235,8 @@ LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
         return failure();
     }
     if (undecided.empty() || !guess())
-      break;
+      return success();
   }
-  // Copies of a fresh tensor that their consumers decided alike are one
-  // tensor again (a complete program comes out unchanged).
-  for (auto [original, copy] : copies)
-    if (OperationEquivalence::isEquivalentTo(
-            original, copy, OperationEquivalence::IgnoreLocations)) {
-      copy->replaceAllUsesWith(original);
-      copy->erase();
-    }
-  finish(functions);
-  // The result must pass the check it was made for.
-  bool ok = true;
-  for (FunctionOpInterface f : functions)
-    f.getFunctionBody().walk([&](Operation *op) {
-      if (isa<DistributionRuleInterface>(op) &&
-          !isa_and_nonnull<DistDialect>(op->getDialect()) &&
-          failed(rules::verifyDistributionRule(op)))
-        ok = false;
-    });
-  return success(ok);
 }
 
 namespace {

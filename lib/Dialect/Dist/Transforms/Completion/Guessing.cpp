@@ -7,9 +7,10 @@ using namespace mlir::dist;
 using namespace mlir::dist::completion;
 
 /// The distributions of a linalg op's undecided operands from its loops:
-/// each loop takes the mesh axis a known operand's dim over it is split on.
+/// each loop takes the mesh axis a known operand's dim over it is split on
+/// (`operandTypes`: the types completion gives them).
 static SmallVector<TensorDistAttr>
-linalgCandidate(linalg::LinalgOp op, MeshAttr mesh,
+linalgCandidate(linalg::LinalgOp op, MeshAttr mesh, ArrayRef<Type> operandTypes,
                 const llvm::DenseSet<Value> &undecided) {
   SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -19,7 +20,7 @@ linalgCandidate(linalg::LinalgOp op, MeshAttr mesh,
     return std::nullopt;
   };
   for (OpOperand &use : op->getOpOperands()) {
-    TensorDistAttr d = distOf(use.get());
+    TensorDistAttr d = getTensorDist(operandTypes[use.getOperandNumber()]);
     if (undecided.contains(use.get()) || !d ||
         use.getOperandNumber() >= maps.size())
       continue;
@@ -55,7 +56,8 @@ SmallVector<SmallVector<TensorDistAttr>>
 Completion::guessCandidates(Operation *op, MeshAttr mesh) {
   SmallVector<SmallVector<TensorDistAttr>> candidates;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    candidates.push_back(linalgCandidate(linalgOp, mesh, undecided));
+    candidates.push_back(
+        linalgCandidate(linalgOp, mesh, typesOf(op->getOperands()), undecided));
   SmallVector<Value> known;
   for (Value v : op->getOperands())
     if (!isUndecided(v) && distOf(v))
@@ -74,7 +76,7 @@ Completion::guessCandidates(Operation *op, MeshAttr mesh) {
         c.push_back(
             isUndecided(use.get()) &&
                     cast<RankedTensorType>(use.get().getType()).getRank() ==
-                        cast<RankedTensorType>(k.getType()).getRank()
+                        cast<RankedTensorType>(typeOf(k)).getRank()
                 ? like
                 : nullptr);
       candidates.push_back(std::move(c));
@@ -83,28 +85,34 @@ Completion::guessCandidates(Operation *op, MeshAttr mesh) {
   return candidates;
 }
 
-/// Gives the `open` operands of `op` the distributions of candidate `c`
-/// and asks the rule; returns whether it accepts them (the results it
-/// computes hold the known results) and sets `chosen` to the operands'
-/// types (an undecided init of a destination-style op takes its result's
-/// distribution, partial included, if the rule agrees). The operands get
-/// their types back.
+/// Asks the rule of `op` what it computes when its operands have the types
+/// `operands` but for the `open` ones, which take the distributions of
+/// candidate `c`; returns whether it accepts them (the results it computes
+/// hold the known results) and sets `chosen` to the open operands' types
+/// (an undecided init of a destination-style op takes its result's
+/// distribution, partial included, if the rule agrees). An undecided value
+/// that the op takes twice has one type: the last of its uses says it.
 bool Completion::tryCandidate(Operation *op, DistributionRuleInterface rule,
                               ArrayRef<OpOperand *> open,
                               ArrayRef<TensorDistAttr> c,
+                              SmallVectorImpl<Type> &operands,
                               SmallVectorImpl<Type> &chosen) {
+  llvm::SmallDenseMap<Value, Type> trial;
+  auto give = [&](Value v, Type t) {
+    trial[v] = t;
+    for (OpOperand &use : op->getOpOperands())
+      if (use.get() == v)
+        operands[use.getOperandNumber()] = t;
+  };
+  for (OpOperand *use : open) {
+    auto type = cast<RankedTensorType>(operands[use->getOperandNumber()]);
+    TensorDistAttr d = c[use->getOperandNumber()];
+    give(use->get(),
+         withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
+  }
   std::string ignored;
   llvm::raw_string_ostream os(ignored);
-  SmallVector<Type> saved;
-  for (OpOperand *use : open) {
-    auto type = cast<RankedTensorType>(use->get().getType());
-    saved.push_back(type);
-    TensorDistAttr d = c[use->getOperandNumber()];
-    use->get().setType(
-        withTensorDist(type, d && !d.isReplicated() ? d : nullptr));
-  }
-  FailureOr<SmallVector<rules::Dist>> inferred =
-      rule.inferResultDistributions(os);
+  FailureOr<SmallVector<rules::Dist>> inferred = infer(rule, operands, os);
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op);
       dps && succeeded(inferred)) {
     bool retyped = false;
@@ -114,28 +122,25 @@ bool Completion::tryCandidate(Operation *op, DistributionRuleInterface rule,
       Value result = dps.getTiedOpResult(use);
       TensorDistAttr d =
           (*inferred)[cast<OpResult>(result).getResultNumber()].toAttr();
-      if (d && !d.isReplicated() && d != distOf(use->get())) {
-        use->get().setType(
-            withTensorDist(cast<RankedTensorType>(use->get().getType()), d));
+      auto type = cast<RankedTensorType>(trial[use->get()]);
+      if (d && !d.isReplicated() && d != getTensorDist(type)) {
+        give(use->get(), withTensorDist(type, d));
         retyped = true;
       }
     }
     if (retyped) {
       ignored.clear();
-      inferred = rule.inferResultDistributions(os);
+      inferred = infer(rule, operands, os);
     }
   }
   bool accepted = succeeded(inferred);
   for (auto [i, result] : llvm::enumerate(op->getResults()))
     if (accepted && isTensor(result) && !isUndecided(result))
-      accepted =
-          rules::holds(distOf(result), (*inferred)[i],
-                       cast<RankedTensorType>(result.getType()).getRank());
+      accepted = rules::holds(distOf(result), (*inferred)[i],
+                              cast<RankedTensorType>(typeOf(result)).getRank());
   chosen.clear();
-  for (auto [use, type] : llvm::zip(open, saved)) {
-    chosen.push_back(use->get().getType());
-    use->get().setType(type);
-  }
+  for (OpOperand *use : open)
+    chosen.push_back(trial[use->get()]);
   return accepted;
 }
 
@@ -149,7 +154,7 @@ bool Completion::guessFromEdgesOrReplicated(Operation *op,
   collectEdges(op, edges);
   for (const Edge &edge : edges)
     if (isUndecided(edge.use->get()) && !isUndecided(edge.sink)) {
-      decide(edge.use->get(), edge.sink.getType(), nullptr);
+      decide(edge.use->get(), typeOf(edge.sink), nullptr);
       return true;
     }
   // Every tensor the op knows is replicated, left unencoded: what it leaves
@@ -157,14 +162,15 @@ bool Completion::guessFromEdgesOrReplicated(Operation *op,
   // op cannot pull it elsewhere (a replicated gradient made partial for one
   // use, and then completed for every other).
   auto knownTensor = [&](Value v) { return isTensor(v) && !isUndecided(v); };
+  auto encoded = [&](Value v) { return static_cast<bool>(distOf(v)); };
   if (isa<DistributionRuleInterface>(op) && !meshOf(op) &&
-      llvm::none_of(op->getOperands(), distOf) &&
-      llvm::none_of(op->getResults(), distOf) &&
+      llvm::none_of(op->getOperands(), encoded) &&
+      llvm::none_of(op->getResults(), encoded) &&
       (llvm::any_of(op->getOperands(), knownTensor) ||
        llvm::any_of(op->getResults(), knownTensor))) {
     for (OpOperand *use : open)
       if (isUndecided(use->get()))
-        decide(use->get(), use->get().getType(), nullptr);
+        decide(use->get(), typeOf(use->get()), nullptr);
     return true;
   }
   return false;
@@ -188,38 +194,33 @@ bool Completion::guessOperands(Operation *op) {
 
   // First as the operands are, then with their partial sums completed, as
   // the forward step will (a quotient by a row sum of split columns).
-  SmallVector<std::pair<Value, Type>> partials;
-  for (Value v : op->getOperands())
-    if (TensorDistAttr d = distOf(v); d && d.isPartial() && !isUndecided(v))
-      partials.push_back({v, v.getType()});
+  SmallVector<Type> asTheyAre = typesOf(op->getOperands());
+  SmallVector<Type> completedPartials(asTheyAre);
+  bool anyPartial = false;
+  for (OpOperand &use : op->getOpOperands())
+    if (TensorDistAttr d = distOf(use.get());
+        d && d.isPartial() && !isUndecided(use.get())) {
+      TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
+      completedPartials[use.getOperandNumber()] = withTensorDist(
+          cast<RankedTensorType>(asTheyAre[use.getOperandNumber()]),
+          complete.isReplicated() ? nullptr : complete);
+      anyPartial = true;
+    }
   for (bool completed : {false, true}) {
-    if (completed && partials.empty())
+    if (completed && !anyPartial)
       continue;
-    if (completed)
-      for (auto [v, type] : partials) {
-        TensorDistAttr d = distOf(v).dropPartial(distOf(v).getPartialAxes());
-        v.setType(withTensorDist(cast<RankedTensorType>(type),
-                                 d.isReplicated() ? nullptr : d));
-      }
-    auto restorePartials = [&, completed = completed] {
-      if (completed)
-        for (auto [v, type] : partials)
-          v.setType(type);
-    };
-    bool last = completed || partials.empty();
+    bool last = completed || !anyPartial;
     for (ArrayRef<TensorDistAttr> c : candidates) {
+      SmallVector<Type> operands(completed ? completedPartials : asTheyAre);
       SmallVector<Type> chosen;
-      bool accepted = tryCandidate(op, rule, open, c, chosen);
+      bool accepted = tryCandidate(op, rule, open, c, operands, chosen);
       if (!accepted && (!last || c.data() != candidates.back().data()))
         continue;
-      // Decided for real now: decide enqueues the users.
-      restorePartials();
       for (auto [use, type] : llvm::zip(open, chosen))
         if (isUndecided(use->get()))
           decide(use->get(), type, nullptr);
       return true;
     }
-    restorePartials();
   }
   return false;
 }
@@ -234,12 +235,12 @@ bool Completion::guess() {
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
           if (isUndecided(arg)) {
-            decide(arg, arg.getType(), nullptr);
+            decide(arg, typeOf(arg), nullptr);
             return true;
           }
     for (Value r : op->getResults())
       if (isUndecided(r)) {
-        decide(r, r.getType(), nullptr);
+        decide(r, typeOf(r), nullptr);
         return true;
       }
   }

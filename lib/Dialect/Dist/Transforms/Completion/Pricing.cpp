@@ -1,37 +1,52 @@
 //===- Pricing.cpp - reshards at conflicts, priced ------------------------===//
+//
+// Where an op's rule computes a result otherwise than it is declared, the
+// declared distribution is made after the op (a reshard of the result) or
+// before it (reshards of operands, so that the rule computes it). Each
+// choice of operand types is priced by asking the rule for those types and
+// the cost model for their reshards and the op's compute: nothing is built
+// until the choice is made.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Completion.h"
+
+#include "dist/Dialect/Dist/IR/MatmulGeometry.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::completion;
 
-FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
-                                     Type to) {
-  auto from = cast<RankedTensorType>(v.getType());
-  auto target = cast<RankedTensorType>(to);
-  if (!getTensorDist(from) && !getTensorDist(target))
-    return v;
+LogicalResult Completion::checkReshardable(Location loc, Type from, Type to) {
+  auto a = cast<RankedTensorType>(from), c = cast<RankedTensorType>(to);
   // Local shapes are written: two ends whose global shapes differ hold
   // different tensors, which no redistribution reconciles.
-  SmallVector<int64_t> a = mesh::globalShape(from.getShape(), distOf(v));
-  SmallVector<int64_t> c =
-      mesh::globalShape(target.getShape(), getTensorDist(target));
-  if (a != c) {
-    InFlightDiagnostic diag =
-        mlir::emitError(loc, "completion: cannot reshard ")
-        << describe(distOf(v)) << " to " << describe(getTensorDist(target))
-        << ": with the local shapes written the global shapes differ, [";
-    llvm::interleaveComma(a, diag);
-    diag << "] and [";
-    llvm::interleaveComma(c, diag);
-    diag << "]";
+  SmallVector<int64_t> ga = mesh::globalShape(a.getShape(), getTensorDist(a));
+  SmallVector<int64_t> gc = mesh::globalShape(c.getShape(), getTensorDist(c));
+  if (ga == gc)
+    return success();
+  InFlightDiagnostic diag =
+      errorAt(loc, "completion: cannot reshard ")
+      << describe(getTensorDist(a)) << " to " << describe(getTensorDist(c))
+      << ": with the local shapes written the global shapes differ, [";
+  llvm::interleaveComma(ga, diag);
+  diag << "] and [";
+  llvm::interleaveComma(gc, diag);
+  diag << "]";
+  return failure();
+}
+
+FailureOr<Value> Completion::reshard(OpBuilder &b, Location loc, Value v,
+                                     Type to) {
+  Type from = typeOf(v);
+  if (!getTensorDist(from) && !getTensorDist(to))
+    return v;
+  if (failed(checkReshardable(loc, from, to)))
     return failure();
-  }
   ++numReshards;
-  auto r = ReshardOp::create(b, loc, target, v);
-  placed.insert(r);
-  return r.getResult();
+  return ReshardOp::create(b, loc, cast<RankedTensorType>(to), v).getResult();
 }
 
 /// Reshards `result` to `declared` right after its op, for every use but
@@ -72,14 +87,11 @@ std::optional<double> Completion::reshardSeconds(RankedTensorType from,
   return plan->seconds;
 }
 
-/// The local type of `v`'s global tensor distributed as `dist`, or nothing
-/// when a split dim does not divide. Replicated is unencoded unless
-/// `explicitReplicated`.
-std::optional<RankedTensorType>
-completion::retyped(Value v, TensorDistAttr dist, bool explicitReplicated) {
-  auto type = cast<RankedTensorType>(v.getType());
-  std::optional<SmallVector<int64_t>> local =
-      mesh::localShape(mesh::globalShape(type.getShape(), distOf(v)), dist);
+std::optional<RankedTensorType> completion::retyped(RankedTensorType type,
+                                                    TensorDistAttr dist,
+                                                    bool explicitReplicated) {
+  std::optional<SmallVector<int64_t>> local = mesh::localShape(
+      mesh::globalShape(type.getShape(), getTensorDist(type)), dist);
   if (!local)
     return std::nullopt;
   auto shaped = RankedTensorType::get(*local, type.getElementType());
@@ -120,54 +132,37 @@ linalgOperandsFor(linalg::LinalgOp op, MeshAttr mesh,
   return out;
 }
 
-/// A result declared otherwise than the op's rule computes from its
-/// operands gets its declared distribution after the op (a reshard of the
-/// result) or before it (reshards of operands, so that the rule computes
-/// it). The operands may each stay, take the distribution of a declared
-/// result of their rank, be replicated, or (a linalg op) take the split of
-/// their loops in the declared results; the combination the cost model
-/// prices cheapest (its reshards and the op's compute, where the model
-/// knows it), the first on a tie, is taken when it is cheaper than the
-/// reshard after the op. An operand that a repair for this op resharded
-/// (`placed`: a partial sum completed, an init made partial) is priced from
-/// the value before that repair. Returns whether operands were resharded.
 /// The types each operand of `op` may take instead of its own: as it was
-/// before this op's repairs, as a conflicting result is declared (`declared`)
-/// when the ranks agree, as a linalg op's loops want the declared results,
-/// and replicated.
+/// before this op's repairs, as a conflicting result is declared
+/// (`declared`) when the ranks agree, as a linalg op's loops want the
+/// declared results, and replicated.
 Completion::OperandOptions
 Completion::operandOptions(Operation *op, MeshAttr mesh,
-                           ArrayRef<Value> conflicts,
+                           const OperandPlan &plan, ArrayRef<Value> conflicts,
                            ArrayRef<TensorDistAttr> declared) {
   OperandOptions options;
-  SmallVector<Value> &bases = options.bases;
-  for (Value v : op->getOperands()) {
-    Value base = v;
-    if (Operation *def = v.getDefiningOp();
-        def && placed.contains(def) && v.hasOneUse())
-      base = cast<ReshardOp>(def).getInput();
-    bases.push_back(base);
-    options.types.push_back({v.getType()});
-    if (base != v)
-      options.types.back().push_back(base.getType());
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
+    options.types.push_back({plan.repaired[i]});
+    if (plan.repairs(i))
+      options.types.back().push_back(plan.baseTypes[i]);
   }
   auto offer = [&](unsigned i, TensorDistAttr d, bool explicitReplicated) {
-    Value base = bases[i];
-    if (!isTensor(base) || (d && d.getMesh() != mesh))
+    auto type = dyn_cast<RankedTensorType>(plan.baseTypes[i]);
+    if (!type || (d && d.getMesh() != mesh))
       return;
     if (std::optional<RankedTensorType> t =
-            retyped(base, d, explicitReplicated);
+            retyped(type, d, explicitReplicated);
         t && !llvm::is_contained(options.types[i], Type(*t)))
       options.types[i].push_back(*t);
   };
   for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i) {
-    auto type = dyn_cast<RankedTensorType>(bases[i].getType());
+    auto type = dyn_cast<RankedTensorType>(plan.baseTypes[i]);
     if (!type)
       continue;
     // As written (an init has its result's type), and as completion
     // writes a replicated value.
     for (Value r : conflicts)
-      if (cast<RankedTensorType>(r.getType()).getRank() == type.getRank())
+      if (cast<RankedTensorType>(typeOf(r)).getRank() == type.getRank())
         for (bool explicitReplicated : {true, false})
           offer(i, distOf(r), explicitReplicated);
   }
@@ -181,15 +176,135 @@ Completion::operandOptions(Operation *op, MeshAttr mesh,
   return options;
 }
 
+/// The loop extents of `map`'s dims in a shape: false when a static extent
+/// disagrees with one `extents` holds already.
+static bool agreeOnLoops(AffineMap map, ArrayRef<int64_t> shape,
+                         SmallVectorImpl<int64_t> &extents) {
+  for (auto [dim, e] : llvm::enumerate(map.getResults())) {
+    auto loop = dyn_cast<AffineDimExpr>(e);
+    if (!loop || ShapedType::isDynamic(shape[dim]))
+      continue;
+    int64_t &extent = extents[loop.getPosition()];
+    if (extent != ShapedType::kDynamic && extent != shape[dim])
+      return false;
+    extent = shape[dim];
+  }
+  return true;
+}
+
+static ArrayRef<int64_t> shapeOf(Type t) {
+  return cast<ShapedType>(t).getShape();
+}
+
+/// What the verifiers of the dist ops with a rule check of their operand
+/// and result types (DistOps.cpp), for given types: a product's shape, a
+/// lookup's rows (the ids' shape and the table's columns), types that must
+/// be one. None for other ops.
+static std::optional<bool>
+distOpKeepsWellFormed(Operation *op, TypeRange operands, TypeRange results) {
+  auto given = [&](OpOperand &use) { return operands[use.getOperandNumber()]; };
+  auto product = [&](auto productOp, Type out) {
+    std::string ignored;
+    llvm::raw_string_ostream os(ignored);
+    std::optional<SmallVector<int64_t>> s = matmul::resultShape(
+        shapeOf(given(productOp.getXMutable())),
+        shapeOf(given(productOp.getYMutable())), productOp.getTransposeX(),
+        productOp.getTransposeY(), os);
+    return s && succeeded(verifyCompatibleShape(*s, shapeOf(out)));
+  };
+  auto lookupRows = [&](auto lookup, Type rows) {
+    ArrayRef<int64_t> weight = shapeOf(given(lookup.getWeightMutable()));
+    SmallVector<int64_t> expected(shapeOf(given(lookup.getIdsMutable())));
+    if (weight.size() != 2)
+      return false;
+    expected.push_back(weight[1]);
+    return succeeded(verifyCompatibleShape(shapeOf(rows), expected));
+  };
+  auto lookupGrad = [&](auto grad) {
+    return lookupRows(grad, given(grad.getOutGradMutable())) &&
+           succeeded(verifyCompatibleShape(
+               shapeOf(given(grad.getWeightMutable())), shapeOf(results[0])));
+  };
+  return TypeSwitch<Operation *, std::optional<bool>>(op)
+      .Case([&](MatmulOp m) { return product(m, results[0]); })
+      .Case([&](MatmulGradOp g) {
+        return product(g, given(g.getOutGradMutable())) &&
+               shapeOf(results[0]) == shapeOf(given(g.getXMutable())) &&
+               shapeOf(results[1]) == shapeOf(given(g.getYMutable()));
+      })
+      .Case<EmbeddingOp, CEmbeddingOp>(
+          [&](auto lookup) { return lookupRows(lookup, results[0]); })
+      .Case<EmbeddingGradOp, CEmbeddingGradOp>(
+          [&](auto grad) { return lookupGrad(grad); })
+      .Case(
+          [&](DropoutOp d) { return given(d.getInputMutable()) == results[0]; })
+      .Case([&](CheckFiniteAndUnscaleOp c) {
+        for (auto [use, out] : llvm::zip(c.getGradsMutable(), results))
+          if (given(use) != out)
+            return false;
+        return true;
+      })
+      .Case<SgdOp, AdamWOp>([&](Operation *update) -> std::optional<bool> {
+        // Parameter, gradient, states and results: one shape.
+        ArrayRef<int64_t> param = shapeOf(results[0]);
+        for (Type t : llvm::concat<const Type>(operands, results))
+          if (auto shaped = dyn_cast<RankedTensorType>(t);
+              shaped && shaped.getRank() && shaped.getShape() != param)
+            return false;
+        return true;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Whether `op` as written (its operands typed `written`), with operands
+/// typed `operands` and results `results`, is still well-formed: what its
+/// verifier checks of the types that a choice of distributions changes.
+/// Ops whose operands and results share one type keep sharing it; a linalg
+/// op's loops keep one extent each; the dist ops with a rule keep what
+/// their verifiers check; any other op keeps each operand's local shape
+/// (conservative: such an op then keeps the reshard after it).
+static bool keepsWellFormed(Operation *op, TypeRange written,
+                            TypeRange operands, TypeRange results) {
+  if (op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
+    SmallVector<Type> all(operands);
+    llvm::append_range(all, results);
+    return llvm::all_equal(all);
+  }
+  if (std::optional<bool> known = distOpKeepsWellFormed(op, operands, results))
+    return *known;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    SmallVector<int64_t> extents(linalgOp.getNumLoops(), ShapedType::kDynamic);
+    SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+    for (OpOperand &use : op->getOpOperands()) {
+      unsigned i = use.getOperandNumber();
+      if (i >= maps.size() || !isa<ShapedType>(operands[i]))
+        continue;
+      // A dim indexed by an expression keeps its written extent.
+      for (auto [dim, e] : llvm::enumerate(maps[i].getResults()))
+        if (!isa<AffineDimExpr>(e) &&
+            shapeOf(operands[i])[dim] != shapeOf(written[i])[dim])
+          return false;
+      if (!agreeOnLoops(maps[i], shapeOf(operands[i]), extents))
+        return false;
+    }
+    return true;
+  }
+  for (auto [a, b] : llvm::zip(written, operands))
+    if (isa<ShapedType>(a) && shapeOf(a) != shapeOf(b))
+      return false;
+  return true;
+}
+
 /// The cheapest choice of operand types among `options` (by index) under
 /// which `rule` computes every decided result of `op` as declared, the op
-/// verifies and an init has its result's type, and its price (the reshards
-/// before the op and its compute); none when no choice but the first does.
+/// stays well-formed and an init has its result's type, and its price (the
+/// reshards before the op and its compute); none when no choice but the
+/// first does.
 std::optional<std::pair<SmallVector<unsigned>, double>>
 Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
+                             const OperandPlan &plan,
                              const OperandOptions &options) {
-  ArrayRef<Value> bases = options.bases;
-  SmallVector<Type> current(op->getOperandTypes());
+  SmallVector<Type> results = typesOf(op->getResults());
   SmallVector<unsigned> pick(options.types.size(), 0), best;
   std::optional<double> bestSeconds;
   auto next = [&] {
@@ -202,43 +317,38 @@ Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
   };
   std::string ignored;
   llvm::raw_string_ostream os(ignored);
-  // The trial types are not the program's: the op verifier's complaints
-  // about them are not reported.
-  ScopedDiagnosticHandler quiet(op->getContext(),
-                                [](Diagnostic &) { return success(); });
+  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+  SmallVector<Type> operands(options.types.size());
   while (next()) {
     double seconds = 0;
     bool priced = true;
-    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      Type t = options.types[i][pick[i]];
-      if (t != bases[i].getType()) {
+    for (unsigned i = 0, e = operands.size(); i < e; ++i) {
+      operands[i] = options.types[i][pick[i]];
+      if (operands[i] != plan.baseTypes[i]) {
         std::optional<double> s =
-            reshardSeconds(cast<RankedTensorType>(bases[i].getType()),
-                           cast<RankedTensorType>(t));
+            reshardSeconds(cast<RankedTensorType>(plan.baseTypes[i]),
+                           cast<RankedTensorType>(operands[i]));
         priced = priced && s;
         seconds += s.value_or(0.0);
       }
-      v.setType(t);
     }
     ignored.clear();
-    FailureOr<SmallVector<rules::Dist>> now = rule.inferResultDistributions(os);
+    FailureOr<SmallVector<rules::Dist>> now = infer(rule, operands, os);
     bool accepted = priced && succeeded(now);
     for (auto [i, result] : llvm::enumerate(op->getResults()))
       if (accepted && isTensor(result) && !isUndecided(result))
-        accepted =
-            rules::holds(distOf(result), (*now)[i],
-                         cast<RankedTensorType>(result.getType()).getRank());
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op); accepted && dps)
+        accepted = rules::holds(distOf(result), (*now)[i],
+                                cast<RankedTensorType>(results[i]).getRank());
+    if (accepted && dps)
       for (OpOperand &init : dps.getDpsInitsMutable())
         if (Value result = dps.getTiedOpResult(&init);
             result && !isUndecided(result))
-          accepted = accepted && init.get().getType() == result.getType();
+          accepted =
+              accepted && operands[init.getOperandNumber()] == typeOf(result);
     accepted =
-        accepted && succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+        accepted && keepsWellFormed(op, plan.baseTypes, operands, results);
     if (accepted)
-      seconds += model.computeTime(op).value_or(0.0);
-    for (auto [v, t] : llvm::zip(op->getOperands(), current))
-      v.setType(t);
+      seconds += model.computeTime(op, operands, results).value_or(0.0);
     if (accepted && (!bestSeconds || seconds < *bestSeconds)) {
       bestSeconds = seconds;
       best = pick;
@@ -249,42 +359,39 @@ Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
   return std::pair(std::move(best), *bestSeconds);
 }
 
-/// Gives `op`'s operands the types `choice` picks among `options`, taking
-/// back the repairs it replaces, with a remark per reshard that says what
-/// it costs (`seconds`) against the reshards after the op (`asIs`).
-void Completion::reshardOperands(Operation *op, const OperandOptions &options,
-                                 ArrayRef<unsigned> choice,
-                                 ArrayRef<Value> conflicts, double seconds,
-                                 double asIs) {
-  ArrayRef<Value> bases = options.bases;
+LogicalResult Completion::buildOperandReshards(Operation *op, OperandPlan &plan,
+                                               ArrayRef<Type> chosen,
+                                               ArrayRef<Value> conflicts,
+                                               double seconds, double asIs) {
   OpBuilder b(op);
+  // The repairs that stay, then the reshards that replace the others.
   for (OpOperand &use : op->getOpOperands()) {
     unsigned i = use.getOperandNumber();
-    Type t = options.types[i][choice[i]];
-    if (t == use.get().getType())
+    if (!plan.repairs(i) || chosen[i] != plan.repaired[i])
       continue;
-    Value old = use.get();
-    // A repair this choice replaces is taken back.
-    if (bases[i] != old) {
-      use.set(bases[i]);
-      placed.erase(old.getDefiningOp());
-      takenBack.insert(old.getDefiningOp());
-      old.getDefiningOp()->erase();
-      --numReshards;
-    }
-    if (t == bases[i].getType())
-      continue;
-    FailureOr<Value> r = reshard(b, op->getLoc(), bases[i], t);
+    FailureOr<Value> r = reshard(b, op->getLoc(), plan.bases[i], chosen[i]);
     if (failed(r))
+      return failure();
+    use.set(*r);
+  }
+  for (OpOperand &use : op->getOpOperands()) {
+    unsigned i = use.getOperandNumber();
+    Type t = chosen[i];
+    if (t == plan.repaired[i] || t == plan.baseTypes[i])
       continue;
+    FailureOr<Value> r = reshard(b, op->getLoc(), plan.bases[i], t);
+    if (failed(r))
+      return failure();
     use.set(*r);
     // Only the replicated encoding written out: nothing to remark on.
-    if (isReplicated(distOf(bases[i])) && isReplicated(distOf(*r)))
+    TensorDistAttr from = getTensorDist(plan.baseTypes[i]),
+                   to = getTensorDist(t);
+    if (isReplicated(from) && isReplicated(to))
       continue;
-    InFlightDiagnostic remark = remarkAt(op, "completion: reshard of operand #")
-                                << i << " from " << describe(distOf(bases[i]))
-                                << " to " << describe(distOf(*r)) << " before '"
-                                << op->getName() << "', which then computes ";
+    Remark remark = remarkAt(op, "completion: reshard of operand #")
+                    << i << " from " << describe(from) << " to " << describe(to)
+                    << " before '" << op->getName()
+                    << "', which then computes ";
     llvm::interleaveComma(conflicts, remark, [&](Value c) {
       remark << "result #" << cast<OpResult>(c).getResultNumber() << " as "
              << describe(distOf(c)) << " (" << provenance(c) << ")";
@@ -294,50 +401,58 @@ void Completion::reshardOperands(Operation *op, const OperandOptions &options,
                             seconds * 1e6, asIs * 1e6)
                   .str();
   }
+  return success();
 }
 
-bool Completion::reshardOperandsInstead(Operation *op,
-                                        DistributionRuleInterface rule,
-                                        ArrayRef<rules::Dist> inferred,
-                                        std::string &pricedNot) {
+SmallVector<Type>
+Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
+                               ArrayRef<rules::Dist> inferred,
+                               const OperandPlan &plan, std::string &pricedNot,
+                               SmallVectorImpl<Value> &conflicts,
+                               double &seconds, double &asIs) {
+  SmallVector<Type> results = typesOf(op->getResults());
   SmallVector<TensorDistAttr> declared(op->getNumResults());
-  SmallVector<Value> conflicts;
-  double afterSeconds = model.computeTime(op).value_or(0.0);
+  double afterSeconds =
+      model.computeTime(op, plan.repaired, results).value_or(0.0);
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
+    auto type = dyn_cast<RankedTensorType>(results[i]);
     if (!type || isUndecided(result) ||
         rules::holds(distOf(result), inferred[i], type.getRank()))
       continue;
     std::optional<double> s =
         reshardSeconds(withDist(type, inferred[i].toAttr()), type);
-    if (!s)
-      return false;
+    if (!s) {
+      conflicts.clear();
+      return plan.repaired;
+    }
     afterSeconds += *s;
     declared[i] = distOf(result);
     conflicts.push_back(result);
   }
   if (conflicts.empty())
-    return false;
-  MeshAttr mesh = meshOf(op);
-  if (!mesh)
-    return false;
-  OperandOptions options = operandOptions(op, mesh, conflicts, declared);
+    return plan.repaired;
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(plan.repaired, results, os);
+  if (failed(mesh) || !*mesh)
+    return plan.repaired;
+  OperandOptions options = operandOptions(op, *mesh, plan, conflicts, declared);
   // The search is over few operands; an op with many options keeps the
   // reshard after it.
   uint64_t combinations = 1;
   for (const auto &o : options.types)
     combinations *= o.size();
   if (combinations > 256)
-    return false;
+    return plan.repaired;
   std::optional<std::pair<SmallVector<unsigned>, double>> best =
-      cheapestOperands(op, rule, options);
+      cheapestOperands(op, rule, plan, options);
 
   // What the repairs chose (the options as they are) is priced as it is.
-  double asIs = afterSeconds;
-  for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    if (options.bases[i] != v)
-      asIs += reshardSeconds(cast<RankedTensorType>(options.bases[i].getType()),
-                             cast<RankedTensorType>(v.getType()))
+  asIs = afterSeconds;
+  for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+    if (plan.repairs(i))
+      asIs += reshardSeconds(cast<RankedTensorType>(plan.baseTypes[i]),
+                             cast<RankedTensorType>(plan.repaired[i]))
                   .value_or(0.0);
   if (best && best->second >= asIs)
     pricedNot = llvm::formatv(" ({0:f3} us by the cost model, against {1:f3} "
@@ -345,7 +460,10 @@ bool Completion::reshardOperandsInstead(Operation *op,
                               asIs * 1e6, best->second * 1e6)
                     .str();
   if (!best || best->second >= asIs)
-    return false;
-  reshardOperands(op, options, best->first, conflicts, best->second, asIs);
-  return true;
+    return plan.repaired;
+  seconds = best->second;
+  SmallVector<Type> chosen;
+  for (auto [i, pick] : llvm::enumerate(best->first))
+    chosen.push_back(options.types[i][pick]);
+  return chosen;
 }

@@ -25,9 +25,8 @@ std::string completion::describe(TensorDistAttr dist) {
   return s;
 }
 
-/// Where a value's distribution came from, for the remark at a conflict:
-/// "'dist.matmul' at loc(...) computes [-1, 0]".
-std::string completion::describeOrigin(Value v, Operation *origin) {
+std::string completion::describeOrigin(Value v, Operation *origin,
+                                       TensorDistAttr dist) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (origin)
@@ -38,7 +37,7 @@ std::string completion::describeOrigin(Value v, Operation *origin) {
   else
     os << "result #" << cast<OpResult>(v).getResultNumber() << " of '"
        << v.getDefiningOp()->getName() << "' is declared ";
-  os << describe(distOf(v));
+  os << describe(dist);
   return s;
 }
 

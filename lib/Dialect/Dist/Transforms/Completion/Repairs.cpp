@@ -1,4 +1,12 @@
 //===- Repairs.cpp - ops with a rule; repairs of partials -----------------===//
+//
+// An op with a rule is decided in three steps, none of which builds what a
+// later one takes back: the repairs are planned as types (a partial operand
+// completed, an init made partial) and the rule is asked for them; the
+// operands' types are chosen against the reshards after the op
+// (Pricing.cpp); then the reshards are built and the results decided.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Completion.h"
 
@@ -6,33 +14,29 @@ using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::completion;
 
-/// The repair of a rule that fails on partial operands: the ones that are
-/// partial, completed by a reshard to the same split without the partial
-/// axes.
-static bool hasPartialOperand(Operation *op) {
-  return llvm::any_of(op->getOperands(), [](Value v) {
-    TensorDistAttr d = distOf(v);
+static bool hasPartial(ArrayRef<Type> types) {
+  return llvm::any_of(types, [](Type t) {
+    TensorDistAttr d = getTensorDist(t);
     return d && d.isPartial();
   });
 }
 
-/// `use` takes a reshard that completes a partial value. When that value
-/// comes through ops completion decided that pass the partial sum on (a
-/// dropout, a scale: each with one use, computing the complete value from
-/// a complete operand), the sum is completed where the tensor is smallest
-/// on the way, the earliest on a tie (right after a row-parallel product,
-/// as Megatron does), and the ops between take the complete value. Returns
-/// the op the reshard now follows, or null when it stays.
-Operation *Completion::hoistCompletion(OpOperand &use) {
-  auto reshardOp = use.get().getDefiningOp<ReshardOp>();
-  if (!reshardOp)
-    return nullptr;
-  auto completeOf = [](Value v) {
-    TensorDistAttr d = distOf(v);
-    return withDist(v.getType(), d ? d.dropPartial(d.getPartialAxes()) : d);
-  };
+/// `type` with its pending reductions completed.
+static Type completeOf(Type type) {
+  TensorDistAttr d = getTensorDist(type);
+  return withDist(type, d ? d.dropPartial(d.getPartialAxes()) : d);
+}
+
+/// `use` takes the complete value of a partial one. When that value comes
+/// through ops completion decided that pass the partial sum on (a dropout,
+/// a scale: each with one use, computing the complete value from a
+/// complete operand), the sum is completed where the tensor is smallest on
+/// the way, the earliest on a tie (right after a row-parallel product, as
+/// Megatron does), and the ops between take the complete value. Returns
+/// the op the completion follows, or null when it stays at `use`.
+FailureOr<Operation *> Completion::hoistCompletion(OpOperand &use) {
   // The chain back from the partial value, latest first.
-  SmallVector<Value> chain{reshardOp.getInput()};
+  SmallVector<Value> chain{use.get()};
   while (true) {
     Value cur = chain.back();
     Operation *def = cur.getDefiningOp();
@@ -47,16 +51,17 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
     if (partialOperands.size() != 1 ||
         distOf(partialOperands[0]).getPartials() != distOf(cur).getPartials())
       break;
+    // Would `def` compute the complete value from its operand completed?
     Value in = partialOperands[0];
-    Type saved = in.getType();
-    in.setType(completeOf(in));
+    SmallVector<Type> operands = typesOf(def->getOperands());
+    for (auto [v, t] : llvm::zip(def->getOperands(), operands))
+      if (v == in)
+        t = completeOf(t);
     std::string ignored;
     llvm::raw_string_ostream os(ignored);
-    FailureOr<SmallVector<rules::Dist>> inferred =
-        rule.inferResultDistributions(os);
-    in.setType(saved);
-    auto type = cast<RankedTensorType>(cur.getType());
-    TensorDistAttr want = getTensorDist(completeOf(cur));
+    FailureOr<SmallVector<rules::Dist>> inferred = infer(rule, operands, os);
+    auto type = cast<RankedTensorType>(typeOf(cur));
+    TensorDistAttr want = getTensorDist(completeOf(type));
     if (failed(inferred) ||
         !rules::holds(want, inferred->front(), type.getRank()))
       break;
@@ -67,7 +72,7 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
   int64_t group = mesh::groupSize(pending.getMesh(), pending.getPartialAxes());
   auto cost = [&](Value v) -> std::optional<double> {
     std::optional<int64_t> bytes =
-        CostModel::tensorBytes(cast<RankedTensorType>(v.getType()));
+        CostModel::tensorBytes(cast<RankedTensorType>(typeOf(v)));
     if (!bytes)
       return std::nullopt;
     return model.collectiveTime(RedistributionKind::AllReduce, *bytes, group);
@@ -85,24 +90,25 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
     return nullptr;
   // `best` is completed where its one chain user takes it; the values
   // after it hold the complete sum.
-  Value old = chain.front();
   OpOperand *firstUse = nullptr;
   for (OpOperand &u : best.getUses())
-    if (llvm::is_contained(chain, u.getOwner()->getResult(0)))
+    if (u.getOwner()->getNumResults() &&
+        llvm::is_contained(chain, u.getOwner()->getResult(0)))
       firstUse = &u;
   if (!firstUse)
     return nullptr;
   for (Value v : chain) {
     if (v == best)
       break;
-    v.setType(completeOf(v));
+    setDecision(v, completeOf(typeOf(v)));
   }
-  reshardOp->moveBefore(firstUse->getOwner());
-  reshardOp->setOperand(0, best);
-  reshardOp.getResult().setType(cast<RankedTensorType>(completeOf(best)));
-  firstUse->set(reshardOp.getResult());
-  use.set(old);
-  return best.getDefiningOp() ? best.getDefiningOp() : reshardOp.getOperation();
+  OpBuilder b(firstUse->getOwner());
+  FailureOr<Value> r =
+      reshard(b, use.getOwner()->getLoc(), best, completeOf(typeOf(best)));
+  if (failed(r))
+    return failure();
+  firstUse->set(*r);
+  return best.getDefiningOp() ? best.getDefiningOp() : r->getDefiningOp();
 }
 
 /// A linalg op that reduces over a split loop into an init that is
@@ -112,12 +118,11 @@ Operation *Completion::hoistCompletion(OpOperand &use) {
 /// make_partial: one process keeps it). The kind is the first of sum, max
 /// and min that the rule accepts (it reads the combiner from the region).
 LogicalResult
-Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
-                        FailureOr<SmallVector<rules::Dist>> &inferred) {
-  std::string ignored;
-  llvm::raw_string_ostream os(ignored);
-  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
-  if (failed(mesh) || !*mesh || op.getNumDpsInits() == 0)
+Completion::planInitRepairs(linalg::LinalgOp op, DistributionRuleInterface rule,
+                            OperandPlan &plan,
+                            FailureOr<SmallVector<rules::Dist>> &inferred) {
+  MeshAttr mesh = meshOf(op);
+  if (!mesh || op.getNumDpsInits() == 0)
     return success();
   // The loops' axes from the inputs.
   SmallVector<int64_t> loopAxis(op.getNumLoops(), -1);
@@ -132,10 +137,10 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
         if (d.getMeshAxis(dim) >= 0)
           loopAxis[loop.getPosition()] = d.getMeshAxis(dim);
   }
-  OpBuilder b(op);
   for (ReductionKind kind :
        {ReductionKind::Sum, ReductionKind::Max, ReductionKind::Min}) {
-    SmallVector<std::pair<OpOperand *, Value>> undo;
+    SmallVector<Type> operands(plan.baseTypes);
+    SmallVector<unsigned> changed;
     for (OpOperand &init : op.getDpsInitsMutable()) {
       AffineMap map = maps[init.getOperandNumber()];
       SmallVector<int64_t> dims;
@@ -151,32 +156,32 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
         if (axis >= 0 && !output.contains(loop))
           partial.push_back({axis, kind});
       llvm::sort(partial, llvm::less_first());
-      TensorDistAttr to = TensorDistAttr::get(*mesh, dims, partial);
-      if (partial.empty() || to == distOf(init.get()))
+      TensorDistAttr to = TensorDistAttr::get(mesh, dims, partial);
+      unsigned n = init.getOperandNumber();
+      if (partial.empty() || to == getTensorDist(operands[n]))
         continue;
-      FailureOr<Value> r = reshard(b, op.getLoc(), init.get(),
-                                   withDist(init.get().getType(), to));
-      if (failed(r))
+      Type target = withDist(operands[n], to);
+      if (failed(checkReshardable(op.getLoc(), operands[n], target)))
         return failure();
-      undo.push_back({&init, init.get()});
-      init.set(*r);
+      operands[n] = target;
+      changed.push_back(n);
     }
-    if (undo.empty())
+    if (changed.empty())
       return success();
-    ignored.clear();
-    inferred = rule.inferResultDistributions(os);
-    if (succeeded(inferred)) {
-      for (auto [init, old] : undo)
-        repairRemarks.emplace_back(
-            init->get().getDefiningOp(),
-            remarkAt(op, "completion: reshard of init #")
-                << init->getOperandNumber() << " from " << describe(distOf(old))
-                << " to " << describe(distOf(init->get()))
-                << ": the op reduces over a split loop into it, and "
-                << provenance(old));
-      return success();
+    std::string ignored;
+    llvm::raw_string_ostream os(ignored);
+    inferred = infer(rule, operands, os);
+    if (failed(inferred))
+      continue;
+    for (unsigned n : changed) {
+      plan.repaired[n] = operands[n];
+      plan.remarks[n] = remarkAt(op, "completion: reshard of init #")
+                        << n << " from " << describe(distOf(plan.bases[n]))
+                        << " to " << describe(getTensorDist(operands[n]))
+                        << ": the op reduces over a split loop into it, and "
+                        << provenance(plan.bases[n]);
     }
-    undoReshards(undo);
+    return success();
   }
   return success();
 }
@@ -184,50 +189,43 @@ Completion::repairInits(linalg::LinalgOp op, DistributionRuleInterface rule,
 /// A nonlinear op of a partial value, or a partial plus a replicated one:
 /// the partial operands are completed first, where the rule then holds
 /// (the completion hoisted to where it is cheapest); where it still does
-/// not, the program is left as it was and `why` says the first reason.
-LogicalResult
-Completion::repairPartialOperands(Operation *op, DistributionRuleInterface rule,
-                                  FailureOr<SmallVector<rules::Dist>> &inferred,
-                                  std::string &why) {
-  llvm::raw_string_ostream os(why);
-  // A nonlinear op of a partial value, or a partial plus a replicated
-  // one: the partial operands are summed first.
+/// not, nothing is planned and `why` says the first reason.
+LogicalResult Completion::planPartialRepairs(
+    Operation *op, DistributionRuleInterface rule, OperandPlan &plan,
+    FailureOr<SmallVector<rules::Dist>> &inferred, std::string &why) {
   std::string first = why;
-  SmallVector<std::pair<OpOperand *, Value>> undo;
-  OpBuilder b(op);
-  for (OpOperand &use : op->getOpOperands()) {
-    TensorDistAttr d = distOf(use.get());
-    if (!d || !d.isPartial())
-      continue;
-    FailureOr<Value> r = reshard(
-        b, op->getLoc(), use.get(),
-        withDist(use.get().getType(), d.dropPartial(d.getPartialAxes())));
-    if (failed(r))
-      return failure();
-    undo.push_back({&use, use.get()});
-    use.set(*r);
-  }
+  SmallVector<Type> operands(plan.baseTypes);
+  for (Type &t : operands)
+    if (TensorDistAttr d = getTensorDist(t); d && d.isPartial())
+      t = completeOf(t);
   why.clear();
-  inferred = rule.inferResultDistributions(os);
+  llvm::raw_string_ostream os(why);
+  inferred = infer(rule, operands, os);
   if (failed(inferred)) {
-    // No better: leave the program as it was for the error.
-    undoReshards(undo);
     why = first;
-  } else {
-    for (auto [use, old] : undo) {
-      InFlightDiagnostic remark =
-          remarkAt(op, "completion: reshard of operand #")
-          << use->getOperandNumber() << " from " << describe(distOf(old))
-          << " to " << describe(distOf(use->get())) << ": " << provenance(old)
-          << ", and '" << op->getName() << "' needs it complete (" << first
-          << ")";
-      Operation *placedFor = use->get().getDefiningOp();
-      if (Operation *at = hoistCompletion(*use))
-        remark << "; completed after '" << at->getName() << "' at "
-               << at->getLoc()
-               << ", where the ops between pass the partial sum on";
-      repairRemarks.emplace_back(placedFor, std::move(remark));
+    return success();
+  }
+  for (OpOperand &use : op->getOpOperands()) {
+    unsigned i = use.getOperandNumber();
+    if (operands[i] == plan.baseTypes[i])
+      continue;
+    Remark remark = remarkAt(op, "completion: reshard of operand #")
+                    << i << " from " << describe(distOf(plan.bases[i]))
+                    << " to " << describe(getTensorDist(operands[i])) << ": "
+                    << provenance(plan.bases[i]) << ", and '" << op->getName()
+                    << "' needs it complete (" << first << ")";
+    plan.repaired[i] = operands[i];
+    FailureOr<Operation *> at = hoistCompletion(use);
+    if (failed(at))
+      return failure();
+    if (*at) {
+      remark << "; completed after '" << (*at)->getName() << "' at "
+             << (*at)->getLoc()
+             << ", where the ops between pass the partial sum on";
+      plan.hoisted[i] = true;
+      plan.baseTypes[i] = typeOf(plan.bases[i]);
     }
+    plan.remarks[i] = std::move(remark);
   }
   return success();
 }
@@ -238,7 +236,7 @@ LogicalResult Completion::decideResults(Operation *op,
                                         ArrayRef<rules::Dist> inferred,
                                         StringRef pricedNot) {
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
+    auto type = dyn_cast<RankedTensorType>(typeOf(result));
     if (!type)
       continue;
     const rules::Dist &computed = inferred[i];
@@ -250,7 +248,7 @@ LogicalResult Completion::decideResults(Operation *op,
     if (op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
         op->getNumOperands() &&
         rules::holds(distOf(op->getOperand(0)), computed, type.getRank()))
-      decided = op->getOperand(0).getType();
+      decided = typeOf(op->getOperand(0));
     if (isUndecided(result)) {
       decide(result, decided, op);
       if (failed(completeFanOut(op, cast<OpResult>(result))))
@@ -263,9 +261,9 @@ LogicalResult Completion::decideResults(Operation *op,
     // its rule says, in the local shape it was verified with, and a
     // reshard after it gives the rest the declared distribution (of the
     // same global tensor, or reshard says why not).
-    Type declared = result.getType();
+    Type declared = type;
     std::string declaredWhy = provenance(result);
-    result.setType(withDist(declared, attr));
+    setDecision(result, withDist(declared, attr));
     origins[result] = op;
     if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
@@ -287,14 +285,14 @@ LogicalResult Completion::reshardInits(Operation *op) {
   OpBuilder b(op);
   for (OpOperand &init : dps.getDpsInitsMutable()) {
     Value result = dps.getTiedOpResult(&init);
-    if (!result || !isa<RankedTensorType>(init.get().getType()) ||
-        init.get().getType() == result.getType())
+    if (!result || !isa<RankedTensorType>(typeOf(init.get())) ||
+        typeOf(init.get()) == typeOf(result))
       continue;
-    FailureOr<Value> r = reshard(b, op->getLoc(), init.get(), result.getType());
+    TensorDistAttr from = distOf(init.get()), to = distOf(result);
+    FailureOr<Value> r = reshard(b, op->getLoc(), init.get(), typeOf(result));
     if (failed(r))
       return failure();
     // Replicated written out on one side only changes no data.
-    TensorDistAttr from = distOf(init.get()), to = distOf(result);
     if ((from && !from.isReplicated()) || (to && !to.isReplicated()))
       remarkAt(op, "completion: reshard of init #")
           << init.getOperandNumber() << " from " << describe(from) << " to "
@@ -309,40 +307,48 @@ LogicalResult Completion::visitRuleOp(Operation *op,
                                       DistributionRuleInterface rule) {
   if (!llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
     return success();
-  placed.clear();
+  OperandPlan plan;
+  plan.bases = llvm::to_vector(op->getOperands());
+  plan.baseTypes = typesOf(op->getOperands());
+  plan.repaired = plan.baseTypes;
+  plan.remarks.resize(op->getNumOperands());
+  plan.hoisted.resize(op->getNumOperands());
+  SmallVector<Type> chosen;
   // A repair's remark is reported once the op's reshards are settled: a
-  // repair that reshardOperandsInstead takes back never happened.
+  // repair that a reshard before the op replaces never happened.
   llvm::scope_exit reportRepairs([&] {
-    for (auto &[reshardOp, remark] : repairRemarks) {
-      if (takenBack.contains(reshardOp))
-        remark.abandon();
-      else
+    for (auto [i, remark] : llvm::enumerate(plan.remarks))
+      if (plan.hoisted[i] || chosen.empty() || chosen[i] == plan.repaired[i])
         remark.report();
-    }
-    repairRemarks.clear();
-    takenBack.clear();
+      else
+        remark.abandon();
   });
   std::string why;
   llvm::raw_string_ostream os(why);
   FailureOr<SmallVector<rules::Dist>> inferred =
-      rule.inferResultDistributions(os);
-  if (failed(inferred) && hasPartialOperand(op) &&
-      failed(repairPartialOperands(op, rule, inferred, why)))
+      infer(rule, plan.baseTypes, os);
+  if (failed(inferred) && hasPartial(plan.baseTypes) &&
+      failed(planPartialRepairs(op, rule, plan, inferred, why)))
     return failure();
   if (failed(inferred))
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      if (failed(repairInits(linalgOp, rule, inferred)))
+      if (failed(planInitRepairs(linalgOp, rule, plan, inferred)))
         return failure();
   if (failed(inferred))
-    return op->emitOpError("has no correct distribution: ") << why;
+    return errorAt(op, "has no correct distribution: ") << why;
   std::string pricedNot;
-  if (reshardOperandsInstead(op, rule, *inferred, pricedNot)) {
+  SmallVector<Value> conflicts;
+  double seconds = 0, asIs = 0;
+  chosen = chooseOperandTypes(op, rule, *inferred, plan, pricedNot, conflicts,
+                              seconds, asIs);
+  if (failed(buildOperandReshards(op, plan, chosen, conflicts, seconds, asIs)))
+    return failure();
+  if (chosen != plan.repaired) {
     why.clear();
-    inferred = rule.inferResultDistributions(os);
+    inferred = infer(rule, chosen, os);
     if (failed(inferred))
-      return op->emitOpError("has no correct distribution: ") << why;
+      return errorAt(op, "has no correct distribution: ") << why;
   }
-
   if (failed(decideResults(op, *inferred, pricedNot)))
     return failure();
   return reshardInits(op);

@@ -6,27 +6,17 @@ using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::completion;
 
-/// The one mesh of `op`'s encoded tensors, or null (none, or several).
-MeshAttr completion::meshOf(Operation *op) {
+MeshAttr Completion::meshOf(Operation *op) const {
   std::string ignored;
   llvm::raw_string_ostream os(ignored);
-  FailureOr<MeshAttr> mesh = rules::commonMesh(op, os);
+  FailureOr<MeshAttr> mesh = rules::commonMesh(typesOf(op->getOperands()),
+                                               typesOf(op->getResults()), os);
   return succeeded(mesh) ? *mesh : MeshAttr();
 }
 
 static bool inMarkedFunction(Operation *op) {
   auto f = op->getParentOfType<FunctionOpInterface>();
   return f && f->hasAttr(DistDialect::kCompleteAttrName);
-}
-
-/// Gives `v` the type `type`; a constant's value carries its type.
-void completion::retype(Value v, Type type) {
-  if (v.getType() == type)
-    return;
-  v.setType(type);
-  if (auto constant = v.getDefiningOp<arith::ConstantOp>())
-    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-      constant.setValueAttr(dense.reshape(cast<ShapedType>(type)));
 }
 
 void Completion::enqueueUsers(Value v) {
@@ -44,7 +34,7 @@ void Completion::decide(Value v, Type type, Operation *origin) {
   completed.insert(v);
   if (origin)
     origins[v] = origin;
-  retype(v, type);
+  setDecision(v, type);
   enqueueUsers(v);
   // What a function returns, its callers' results are.
   Operation *user = nullptr;
@@ -77,14 +67,14 @@ LogicalResult Completion::visitEdge(const Edge &edge) {
   if (isUndecided(source))
     return success(); // Guessing may take it from the sink.
   if (isUndecided(edge.sink)) {
-    decide(edge.sink, source.getType(), origins.lookup(source));
+    decide(edge.sink, typeOf(source), origins.lookup(source));
     return success();
   }
-  if (source.getType() == edge.sink.getType())
+  if (typeOf(source) == typeOf(edge.sink))
     return success();
   Operation *user = edge.use->getOwner();
   OpBuilder b(user);
-  FailureOr<Value> r = reshard(b, user->getLoc(), source, edge.sink.getType());
+  FailureOr<Value> r = reshard(b, user->getLoc(), source, typeOf(edge.sink));
   if (failed(r))
     return failure();
   remarkAt(user, "completion: reshard of operand #")
@@ -109,15 +99,15 @@ LogicalResult Completion::visitCallResults(CallOpInterface call) {
     if (!isTensor(result) || isUndecided(returned))
       continue;
     if (isUndecided(result)) {
-      decide(result, returned.getType(), origins.lookup(returned));
+      decide(result, typeOf(returned), origins.lookup(returned));
       continue;
     }
-    if (result.getType() == returned.getType())
+    if (typeOf(result) == typeOf(returned))
       continue;
     // The call's result was declared otherwise: the call returns what the
     // callee does, and a reshard after it gives the declared distribution.
-    Type declared = result.getType();
-    result.setType(returned.getType());
+    Type declared = typeOf(result);
+    setDecision(result, typeOf(returned));
     if (failed(reshardUses(cast<OpResult>(result), declared)))
       return failure();
     remarkAt(call, "completion: reshard of result #")
@@ -146,7 +136,7 @@ LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
     return success();
   size_t uses = llvm::range_size(result.getUses());
   TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
-  if (failed(reshardUses(result, withDist(result.getType(), complete))))
+  if (failed(reshardUses(result, withDist(typeOf(result), complete))))
     return failure();
   remarkAt(op, "completion: reshard of result #")
       << result.getResultNumber() << " from " << describe(d) << " to "
@@ -166,7 +156,7 @@ static bool movesOrMakes(Operation *op) {
 }
 
 LogicalResult Completion::visitOpWithoutRule(Operation *op) {
-  auto distributed = [](Value v) {
+  auto distributed = [&](Value v) {
     TensorDistAttr d = distOf(v);
     return d && !d.isReplicated();
   };
@@ -177,21 +167,21 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
     if (llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
       for (Value r : op->getResults())
         if (isUndecided(r))
-          decide(r, r.getType(), op);
+          decide(r, typeOf(r), op);
     return success();
   }
   if (!replicateUnknownOps)
-    return op->emitOpError(
-        "has no distribution rule, so completion cannot tell what it "
-        "computes on distributed tensors (--dist-complete="
-        "\"replicate-unknown-ops=true\" completes its partial operands)");
+    return errorAt(
+        op, "has no distribution rule, so completion cannot tell what it "
+            "computes on distributed tensors (--dist-complete="
+            "\"replicate-unknown-ops=true\" completes its partial operands)");
   // Its types are written for the local shapes it is given: a split
   // operand gathered would not fit them, a partial one completed does.
   for (Value v : op->getOperands())
     if (TensorDistAttr d = distOf(v);
         d && !d.dropPartial(d.getPartialAxes()).isReplicated())
-      return op->emitOpError("has no distribution rule and takes a split "
-                             "tensor (")
+      return errorAt(op, "has no distribution rule and takes a split "
+                         "tensor (")
              << describe(d)
              << "): replicating it would change the local shape the op is "
                 "written for";
@@ -199,7 +189,7 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
   for (OpOperand &use : op->getOpOperands()) {
     if (!distributed(use.get()))
       continue;
-    auto from = cast<RankedTensorType>(use.get().getType());
+    auto from = cast<RankedTensorType>(typeOf(use.get()));
     FailureOr<Value> r =
         reshard(b, op->getLoc(), use.get(), withDist(from, nullptr));
     if (failed(r))
@@ -212,7 +202,62 @@ LogicalResult Completion::visitOpWithoutRule(Operation *op) {
   }
   for (Value r : op->getResults())
     if (isUndecided(r))
-      decide(r, r.getType(), op);
+      decide(r, typeOf(r), op);
+  return success();
+}
+
+/// A cast keeps the distribution (the check refuses one that changes it).
+LogicalResult Completion::visitCast(tensor::CastOp castOp) {
+  auto type = dyn_cast<RankedTensorType>(typeOf(castOp.getResult()));
+  Value source = castOp.getSource();
+  TensorDistAttr d = distOf(source);
+  if (!type || !isKnown(source))
+    return success();
+  if (isUndecided(castOp.getResult())) {
+    decide(castOp.getResult(),
+           withTensorDist(type, d && !d.isReplicated() ? d : nullptr), castOp);
+    return success();
+  }
+  // A source completion decided otherwise than the cast's written result
+  // is resharded to it (a written source that disagrees stays for the
+  // check to report).
+  TensorDistAttr to = getTensorDist(type);
+  if (!d || !to || d == to || !completed.contains(source) ||
+      !inMarkedFunction(castOp))
+    return success();
+  std::optional<RankedTensorType> target =
+      retyped(cast<RankedTensorType>(typeOf(source)), to,
+              /*explicitReplicated=*/true);
+  if (!target)
+    return errorAt(castOp, "completion: the operand, ")
+           << describe(d) << ", does not divide as the result's " << to;
+  OpBuilder b(castOp);
+  FailureOr<Value> r = reshard(b, castOp.getLoc(), source, *target);
+  if (failed(r))
+    return failure();
+  remarkAt(castOp, "completion: reshard of operand #0 from ")
+      << describe(d) << " to " << describe(to) << ": " << provenance(source)
+      << ", and the cast's result is declared " << describe(to);
+  castOp.getSourceMutable().set(*r);
+  return success();
+}
+
+/// A reshard between undecided types changes what its local shapes say
+/// (outside a marked function, an unencoded result is replicated).
+LogicalResult Completion::visitReshard(ReshardOp r) {
+  if (!isUndecided(r.getResult()) || !isKnown(r.getInput()))
+    return success();
+  auto in = cast<RankedTensorType>(typeOf(r.getInput()));
+  TensorDistAttr from = distOf(r.getInput());
+  if (!from)
+    return success();
+  auto out = cast<RankedTensorType>(typeOf(r.getResult()));
+  std::optional<TensorDistAttr> d = reshardResultDist(in, out, from);
+  if (!d)
+    return errorAt(r, "completion: no distribution of the operand's "
+                      "global tensor, ")
+           << describe(from) << ", has the local shape of the result " << out;
+  decide(r.getResult(), withTensorDist(out, *d), r);
   return success();
 }
 
@@ -224,71 +269,21 @@ LogicalResult Completion::visit(Operation *op) {
       return failure();
   if (auto call = dyn_cast<CallOpInterface>(op))
     return visitCallResults(call);
-  if (failed(rules::requireRegisteredRule(op)))
-    return failure();
   if (auto rule = dyn_cast<DistributionRuleInterface>(op))
     return visitRuleOp(op, rule);
-  // A cast keeps the distribution (the check refuses one that changes it).
-  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
-    auto type = dyn_cast<RankedTensorType>(cast.getType());
-    Value source = cast.getSource();
-    TensorDistAttr d = distOf(source);
-    if (!type || !isKnown(source))
-      return success();
-    if (isUndecided(cast.getResult())) {
-      decide(cast.getResult(),
-             withTensorDist(type, d && !d.isReplicated() ? d : nullptr), op);
-      return success();
-    }
-    // A source completion decided otherwise than the cast's written result
-    // is resharded to it (a written source that disagrees stays for the
-    // check to report).
-    TensorDistAttr to = getTensorDist(type);
-    if (!d || !to || d == to || !completed.contains(source) ||
-        !inMarkedFunction(op))
-      return success();
-    std::optional<RankedTensorType> target =
-        retyped(source, to, /*explicitReplicated=*/true);
-    if (!target)
-      return cast.emitOpError("completion: the operand, ")
-             << describe(d) << ", does not divide as the result's " << to;
-    OpBuilder b(op);
-    FailureOr<Value> r = reshard(b, op->getLoc(), source, *target);
-    if (failed(r))
-      return failure();
-    remarkAt(op, "completion: reshard of operand #0 from ")
-        << describe(d) << " to " << describe(to) << ": " << provenance(source)
-        << ", and the cast's result is declared " << describe(to);
-    cast.getSourceMutable().set(*r);
-    return success();
-  }
-  // A reshard between undecided types changes what its local shapes say
-  // (outside a marked function, an unencoded result is replicated).
-  auto r = dyn_cast<ReshardOp>(op);
-  if (r && inMarkedFunction(op)) {
-    if (!isUndecided(r.getResult()) || !isKnown(r.getInput()))
-      return success();
-    RankedTensorType in = r.getInput().getType();
-    TensorDistAttr from = distOf(r.getInput());
-    if (!from)
-      return success();
-    std::optional<TensorDistAttr> d =
-        reshardResultDist(in, r.getResult().getType(), from);
-    if (!d)
-      return r.emitOpError("completion: no distribution of the operand's "
-                           "global tensor, ")
-             << describe(from) << ", has the local shape of the result "
-             << r.getResult().getType();
-    decide(r.getResult(), withTensorDist(r.getResult().getType(), *d), op);
-    return success();
-  }
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return visitCast(cast);
+  if (auto r = dyn_cast<ReshardOp>(op); r && inMarkedFunction(op))
+    return visitReshard(r);
   // A collective makes of its operand's distribution what it does.
   if (op->getNumResults() == 1 && isUndecided(op->getResult(0)) &&
       op->getNumOperands() && isKnown(op->getOperand(0)))
-    if (std::optional<TensorDistAttr> d = collectiveResultDist(op)) {
+    if (std::optional<TensorDistAttr> d = collectiveResultDist(
+            op, dyn_cast<RankedTensorType>(typeOf(op->getOperand(0))),
+            dyn_cast<RankedTensorType>(typeOf(op->getResult(0))))) {
       // Collectives keep their operand's encodedness (replicated written
       // out when the operand has an encoding).
-      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      auto type = cast<RankedTensorType>(typeOf(op->getResult(0)));
       decide(op->getResult(0),
              distOf(op->getOperand(0)) ? withTensorDist(type, *d)
                                        : withDist(type, *d),
@@ -301,7 +296,7 @@ LogicalResult Completion::visit(Operation *op) {
   if (isa_and_nonnull<DistDialect>(op->getDialect())) {
     for (Value r : op->getResults())
       if (isUndecided(r))
-        decide(r, r.getType(), op);
+        decide(r, typeOf(r), op);
     return success();
   }
   if (movesOrMakes(op) || op->getNumRegions())
