@@ -153,14 +153,18 @@ void mlir::dist::promiseDistributionRules(MLIRContext *ctx) {
   promiseTensorRules(ctx);
 }
 
-LogicalResult mlir::dist::rules::requireRegisteredRule(Operation *op) {
+bool mlir::dist::rules::lacksRegisteredRule(Operation *op) {
   // (OperationName::hasPromiseOrImplementsInterface does not compile in
   // MLIR 22: it passes the dialect by pointer.)
   OperationName name = op->getName();
   Dialect *dialect = name.getDialect();
-  if (!dialect || name.hasInterface<DistributionRuleInterface>() ||
-      !dialect->hasPromisedInterface(
-          name.getTypeID(), DistributionRuleInterface::getInterfaceID()))
+  return dialect && !name.hasInterface<DistributionRuleInterface>() &&
+         dialect->hasPromisedInterface(
+             name.getTypeID(), DistributionRuleInterface::getInterfaceID());
+}
+
+LogicalResult mlir::dist::rules::requireRegisteredRule(Operation *op) {
+  if (!lacksRegisteredRule(op))
     return success();
   return op->emitOpError(
              "has a distribution rule that this tool did not register (an "

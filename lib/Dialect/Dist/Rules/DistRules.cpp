@@ -80,17 +80,7 @@ static FailureOr<Dist> verified(Dist d, raw_ostream &whyNot) {
 }
 
 FailureOr<MeshAttr> rules::commonMesh(TypeRange types, raw_ostream &whyNot) {
-  MeshAttr mesh;
-  for (Type t : types)
-    if (TensorDistAttr d = getTensorDist(t)) {
-      if (mesh && mesh != d.getMesh()) {
-        whyNot << "its tensors are distributed on different meshes, " << mesh
-               << " and " << d.getMesh();
-        return failure();
-      }
-      mesh = d.getMesh();
-    }
-  return mesh;
+  return commonMesh(types, TypeRange(), whyNot);
 }
 
 /// Whether a partial value of this kind may pass through a linear map
@@ -678,9 +668,18 @@ FailureOr<MeshAttr> rules::commonMesh(Operation *op, raw_ostream &whyNot) {
 FailureOr<MeshAttr> rules::commonMesh(TypeRange operandTypes,
                                       TypeRange resultTypes,
                                       raw_ostream &whyNot) {
-  SmallVector<Type> types(operandTypes);
-  llvm::append_range(types, resultTypes);
-  return commonMesh(types, whyNot);
+  MeshAttr mesh;
+  for (TypeRange types : {operandTypes, resultTypes})
+    for (Type t : types)
+      if (TensorDistAttr d = getTensorDist(t)) {
+        if (mesh && mesh != d.getMesh()) {
+          whyNot << "its tensors are distributed on different meshes, " << mesh
+                 << " and " << d.getMesh();
+          return failure();
+        }
+        mesh = d.getMesh();
+      }
+  return mesh;
 }
 
 namespace {

@@ -210,6 +210,8 @@ FailureOr<SmallVector<TensorDistAttr>> inferResultAttrs(Operation *op,
 /// register (it inserted DistDialect without registerAllDistDialects).
 /// Call it before asking `op` for DistributionRuleInterface.
 LogicalResult requireRegisteredRule(Operation *op);
+/// Whether requireRegisteredRule fails for `op`, without a diagnostic.
+bool lacksRegisteredRule(Operation *op);
 
 } // namespace rules
 

@@ -145,17 +145,6 @@ LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
 
 LogicalResult Completion::run(ArrayRef<FunctionOpInterface> functions) {
   this->functions = functions;
-  // A tool that forgot the upstream ops' rules is told so before anything
-  // is decided.
-  for (FunctionOpInterface f : functions)
-    if (f.getFunctionBody()
-            .walk([](Operation *op) {
-              return failed(rules::requireRegisteredRule(op))
-                         ? WalkResult::interrupt()
-                         : WalkResult::advance();
-            })
-            .wasInterrupted())
-      return failure();
   SmallVector<std::pair<Operation *, Operation *>> copies;
   for (FunctionOpInterface f : functions)
     splitFreshTensors(f, copies);
@@ -202,7 +191,10 @@ LogicalResult Completion::decideAll() {
     // to an unencoded tensor says what it says: the value leaves the
     // distributed program, replicated.
     bool marked = f->hasAttr(DistDialect::kCompleteAttrName);
+    Operation *unregistered = nullptr;
     f.getFunctionBody().walk([&](Operation *op) {
+      if (!unregistered && rules::lacksRegisteredRule(op))
+        unregistered = op;
       order.push_back(op);
       if (!marked && isa<tensor::CastOp>(op))
         return;
@@ -218,12 +210,20 @@ LogicalResult Completion::decideAll() {
         if (FunctionOpInterface callee = getCalleeWithBody(call, symbols))
           callers[callee].push_back(call);
     });
+    // A tool that forgot the upstream ops' rules is told so before
+    // anything is decided.
+    if (unregistered) {
+      writeDecisions();
+      return rules::requireRegisteredRule(unregistered);
+    }
     for (auto it = std::next(f.getFunctionBody().begin());
          it != f.getFunctionBody().end(); ++it)
       for (BlockArgument arg : it->getArguments())
         if (isTensor(arg) && !distOf(arg))
           undecided.insert(arg);
   }
+  // Nearly every undecided value gets a decision: the map grows once.
+  decisions.reserve(decisions.size() + undecided.size());
   for (Operation *op : order)
     enqueue(op);
   while (true) {

@@ -171,6 +171,8 @@ private:
   }
   TensorDistAttr distOf(Value v) const { return getTensorDist(typeOf(v)); }
   SmallVector<Type> typesOf(ValueRange values) const {
+    if (decisions.empty())
+      return SmallVector<Type>(values.getTypes());
     return llvm::map_to_vector(values, [&](Value v) { return typeOf(v); });
   }
   /// What `rule` computes when `op`'s operands have the types `operands`
@@ -180,6 +182,12 @@ private:
                                             raw_ostream &whyNot) const {
     return rule.inferResultDistributions(operands, typesOf(rule->getResults()),
                                          whyNot);
+  }
+  /// The same with the results' types given (`OperandPlan::results`).
+  static FailureOr<SmallVector<rules::Dist>>
+  infer(DistributionRuleInterface rule, TypeRange operands, TypeRange results,
+        raw_ostream &whyNot) {
+    return rule.inferResultDistributions(operands, results, whyNot);
   }
   /// The one mesh of `op`'s encoded tensors as decided, or null (none, or
   /// several).
@@ -243,8 +251,12 @@ private:
   struct OperandPlan {
     SmallVector<Value> bases;
     SmallVector<Type> baseTypes;
+    /// The results' types, as completion gives them while the op is
+    /// visited.
+    SmallVector<Type, 2> results;
     SmallVector<Type> repaired;
-    SmallVector<Remark> remarks;
+    /// Operand number and remark, of the repairs planned.
+    SmallVector<std::pair<unsigned, Remark>, 0> remarks;
     SmallVector<bool> hoisted;
     bool repairs(unsigned i) const { return repaired[i] != baseTypes[i]; }
   };
@@ -274,10 +286,11 @@ private:
     /// as it was.
     SmallVector<SmallVector<Type, 4>> types;
   };
-  /// The types `op`'s operands take: as `plan` repairs them, or the
-  /// cheaper reshards before the op that compute its declared results.
-  /// Sets `pricedNot` to why those lost, when they did.
-  SmallVector<Type>
+  /// The types `op`'s operands take instead of those `plan` repairs them
+  /// to: reshards before the op that compute its declared results, when
+  /// cheaper than reshards after it; none when the plan stands. Sets
+  /// `pricedNot` to why those lost, when they did.
+  std::optional<SmallVector<Type>>
   chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
                      ArrayRef<rules::Dist> inferred, const OperandPlan &plan,
                      std::string &pricedNot, SmallVectorImpl<Value> &conflicts,

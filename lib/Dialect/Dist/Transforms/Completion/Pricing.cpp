@@ -304,7 +304,7 @@ std::optional<std::pair<SmallVector<unsigned>, double>>
 Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
                              const OperandPlan &plan,
                              const OperandOptions &options) {
-  SmallVector<Type> results = typesOf(op->getResults());
+  ArrayRef<Type> results = plan.results;
   SmallVector<unsigned> pick(options.types.size(), 0), best;
   std::optional<double> bestSeconds;
   auto next = [&] {
@@ -333,7 +333,8 @@ Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
       }
     }
     ignored.clear();
-    FailureOr<SmallVector<rules::Dist>> now = infer(rule, operands, os);
+    FailureOr<SmallVector<rules::Dist>> now =
+        infer(rule, operands, results, os);
     bool accepted = priced && succeeded(now);
     for (auto [i, result] : llvm::enumerate(op->getResults()))
       if (accepted && isTensor(result) && !isUndecided(result))
@@ -404,16 +405,15 @@ LogicalResult Completion::buildOperandReshards(Operation *op, OperandPlan &plan,
   return success();
 }
 
-SmallVector<Type>
+std::optional<SmallVector<Type>>
 Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
                                ArrayRef<rules::Dist> inferred,
                                const OperandPlan &plan, std::string &pricedNot,
                                SmallVectorImpl<Value> &conflicts,
                                double &seconds, double &asIs) {
-  SmallVector<Type> results = typesOf(op->getResults());
+  ArrayRef<Type> results = plan.results;
   SmallVector<TensorDistAttr> declared(op->getNumResults());
-  double afterSeconds =
-      model.computeTime(op, plan.repaired, results).value_or(0.0);
+  SmallVector<double> after;
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     auto type = dyn_cast<RankedTensorType>(results[i]);
     if (!type || isUndecided(result) ||
@@ -423,19 +423,24 @@ Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
         reshardSeconds(withDist(type, inferred[i].toAttr()), type);
     if (!s) {
       conflicts.clear();
-      return plan.repaired;
+      return std::nullopt;
     }
-    afterSeconds += *s;
+    after.push_back(*s);
     declared[i] = distOf(result);
     conflicts.push_back(result);
   }
   if (conflicts.empty())
-    return plan.repaired;
+    return std::nullopt;
+  // The op's compute, then each reshard after it (summed in this order).
+  double afterSeconds =
+      model.computeTime(op, plan.repaired, results).value_or(0.0);
+  for (double s : after)
+    afterSeconds += s;
   std::string ignored;
   llvm::raw_string_ostream os(ignored);
   FailureOr<MeshAttr> mesh = rules::commonMesh(plan.repaired, results, os);
   if (failed(mesh) || !*mesh)
-    return plan.repaired;
+    return std::nullopt;
   OperandOptions options = operandOptions(op, *mesh, plan, conflicts, declared);
   // The search is over few operands; an op with many options keeps the
   // reshard after it.
@@ -443,7 +448,7 @@ Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
   for (const auto &o : options.types)
     combinations *= o.size();
   if (combinations > 256)
-    return plan.repaired;
+    return std::nullopt;
   std::optional<std::pair<SmallVector<unsigned>, double>> best =
       cheapestOperands(op, rule, plan, options);
 
@@ -460,7 +465,7 @@ Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
                               asIs * 1e6, best->second * 1e6)
                     .str();
   if (!best || best->second >= asIs)
-    return plan.repaired;
+    return std::nullopt;
   seconds = best->second;
   SmallVector<Type> chosen;
   for (auto [i, pick] : llvm::enumerate(best->first))

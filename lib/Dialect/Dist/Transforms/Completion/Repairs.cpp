@@ -170,16 +170,17 @@ Completion::planInitRepairs(linalg::LinalgOp op, DistributionRuleInterface rule,
       return success();
     std::string ignored;
     llvm::raw_string_ostream os(ignored);
-    inferred = infer(rule, operands, os);
+    inferred = infer(rule, operands, plan.results, os);
     if (failed(inferred))
       continue;
     for (unsigned n : changed) {
       plan.repaired[n] = operands[n];
-      plan.remarks[n] = remarkAt(op, "completion: reshard of init #")
-                        << n << " from " << describe(distOf(plan.bases[n]))
-                        << " to " << describe(getTensorDist(operands[n]))
-                        << ": the op reduces over a split loop into it, and "
-                        << provenance(plan.bases[n]);
+      plan.remarks.emplace_back(
+          n, remarkAt(op, "completion: reshard of init #")
+                 << n << " from " << describe(distOf(plan.bases[n])) << " to "
+                 << describe(getTensorDist(operands[n]))
+                 << ": the op reduces over a split loop into it, and "
+                 << provenance(plan.bases[n]));
     }
     return success();
   }
@@ -200,7 +201,7 @@ LogicalResult Completion::planPartialRepairs(
       t = completeOf(t);
   why.clear();
   llvm::raw_string_ostream os(why);
-  inferred = infer(rule, operands, os);
+  inferred = infer(rule, operands, plan.results, os);
   if (failed(inferred)) {
     why = first;
     return success();
@@ -225,7 +226,7 @@ LogicalResult Completion::planPartialRepairs(
       plan.hoisted[i] = true;
       plan.baseTypes[i] = typeOf(plan.bases[i]);
     }
-    plan.remarks[i] = std::move(remark);
+    plan.remarks.emplace_back(i, std::move(remark));
   }
   return success();
 }
@@ -308,25 +309,39 @@ LogicalResult Completion::visitRuleOp(Operation *op,
   if (!llvm::all_of(op->getOperands(), [&](Value v) { return isKnown(v); }))
     return success();
   OperandPlan plan;
-  plan.bases = llvm::to_vector(op->getOperands());
   plan.baseTypes = typesOf(op->getOperands());
+  plan.results = typesOf(op->getResults());
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  FailureOr<SmallVector<rules::Dist>> inferred =
+      infer(rule, plan.baseTypes, plan.results, os);
+  // The common case: the rule holds as the operands are, and computes every
+  // decided result as it is. Nothing to repair, price or build.
+  if (succeeded(inferred) &&
+      llvm::all_of(llvm::enumerate(op->getResults()), [&](auto it) {
+        auto [i, result] = it;
+        auto type = dyn_cast<RankedTensorType>(plan.results[i]);
+        return !type || isUndecided(result) ||
+               rules::holds(distOf(result), (*inferred)[i], type.getRank());
+      })) {
+    if (failed(decideResults(op, *inferred, "")))
+      return failure();
+    return reshardInits(op);
+  }
+  plan.bases = llvm::to_vector(op->getOperands());
   plan.repaired = plan.baseTypes;
-  plan.remarks.resize(op->getNumOperands());
   plan.hoisted.resize(op->getNumOperands());
-  SmallVector<Type> chosen;
+  // Reshards before the op that replace the repairs, if cheaper.
+  std::optional<SmallVector<Type>> instead;
   // A repair's remark is reported once the op's reshards are settled: a
   // repair that a reshard before the op replaces never happened.
   llvm::scope_exit reportRepairs([&] {
-    for (auto [i, remark] : llvm::enumerate(plan.remarks))
-      if (plan.hoisted[i] || chosen.empty() || chosen[i] == plan.repaired[i])
+    for (auto &[i, remark] : plan.remarks)
+      if (plan.hoisted[i] || !instead || (*instead)[i] == plan.repaired[i])
         remark.report();
       else
         remark.abandon();
   });
-  std::string why;
-  llvm::raw_string_ostream os(why);
-  FailureOr<SmallVector<rules::Dist>> inferred =
-      infer(rule, plan.baseTypes, os);
   if (failed(inferred) && hasPartial(plan.baseTypes) &&
       failed(planPartialRepairs(op, rule, plan, inferred, why)))
     return failure();
@@ -339,13 +354,15 @@ LogicalResult Completion::visitRuleOp(Operation *op,
   std::string pricedNot;
   SmallVector<Value> conflicts;
   double seconds = 0, asIs = 0;
-  chosen = chooseOperandTypes(op, rule, *inferred, plan, pricedNot, conflicts,
-                              seconds, asIs);
-  if (failed(buildOperandReshards(op, plan, chosen, conflicts, seconds, asIs)))
+  instead = chooseOperandTypes(op, rule, *inferred, plan, pricedNot, conflicts,
+                               seconds, asIs);
+  if ((instead || plan.repaired != plan.baseTypes) &&
+      failed(buildOperandReshards(op, plan, instead ? *instead : plan.repaired,
+                                  conflicts, seconds, asIs)))
     return failure();
-  if (chosen != plan.repaired) {
+  if (instead) {
     why.clear();
-    inferred = infer(rule, chosen, os);
+    inferred = infer(rule, *instead, plan.results, os);
     if (failed(inferred))
       return errorAt(op, "has no correct distribution: ") << why;
   }
