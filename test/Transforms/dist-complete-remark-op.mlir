@@ -1,4 +1,5 @@
-// RUN: dist-opt --dist-complete %s 2>&1 | FileCheck %s
+// RUN: dist-opt --split-input-file --dist-complete %s 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: dist-opt --split-input-file --dist-complete %s 2>/dev/null | FileCheck %s
 
 // Completion emits its remarks once its decisions are written: the op a
 // remark shows ("see current operation") is the op completed, with its
@@ -12,7 +13,26 @@ func.func @init_conflict(%x: tensor<8x4xf32, #dist.tensor<#mesh, [-1, 0]>>, %w: 
   return %m : tensor<8x8xf32>
 }
 
-// CHECK: remark: completion: reshard of init #2 from replicated to [-1, -1] partial [0 : sum]
-// CHECK: note: see current operation: %[[M:.*]] = linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[I:.*]] : tensor<8x8xf32, #dist.tensor<{{.*}}, [-1, -1], partial = [0 : sum]>>) -> tensor<8x8xf32, #dist.tensor<{{.*}}, [-1, -1], partial = [0 : sum]>>
-// CHECK: %[[I]] = dist.reshard %arg2 : tensor<8x8xf32> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
-// CHECK-NEXT: %[[M]] = linalg.matmul
+// REMARK: dist-complete-remark-op.mlir:12:8: remark: completion: reshard of init #2 from replicated to [-1, -1] partial [0 : sum]
+// REMARK: note: see current operation: %1 = linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%0 : tensor<8x8xf32, #dist.tensor<{{.*}}, [-1, -1], partial = [0 : sum]>>) -> tensor<8x8xf32, #dist.tensor<{{.*}}, [-1, -1], partial = [0 : sum]>>
+// CHECK-LABEL: func.func @init_conflict
+// CHECK-NEXT: %0 = dist.reshard %arg2 : tensor<8x8xf32> -> tensor<8x8xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %1 = linalg.matmul
+
+// -----
+
+// A constraint that reshards its operand is erased once consumed: its
+// remark shows the reshard that takes its place (at its location).
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "mp"]>
+func.func @pin_arg(%x: tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<4x16xf32> attributes {dist.complete} {
+  %c = dist.constraint %x : tensor<4x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  %y = math.exp %c : tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  %u = tensor.cast %y : tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>> to tensor<4x16xf32>
+  return %u : tensor<4x16xf32>
+}
+
+// REMARK: dist-complete-remark-op.mlir:28:8: remark: completion: reshard of operand #0 from [0, -1] to [1, -1]: 'dist.constraint' at
+// REMARK: note: see current operation: %0 = dist.reshard %arg0 : tensor<4x16xf32, #dist.tensor<{{.*}}, [0, -1]>> -> tensor<4x16xf32, #dist.tensor<{{.*}}, [1, -1]>>
+// CHECK-LABEL: func.func @pin_arg
+// CHECK-NEXT: %0 = dist.reshard %arg0
+// CHECK-NEXT: math.exp %0

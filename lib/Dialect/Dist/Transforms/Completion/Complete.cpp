@@ -132,8 +132,11 @@ LogicalResult Completion::consumeConstraint(ConstraintOp constraint,
     if (failed(r))
       return failure();
     out = *r;
-    if (!isReplicated(distOf(in)) || !isReplicated(distOf(out)))
-      remarkAt(constraint, "completion: reshard of operand #0 from ")
+    // The remark goes with the reshard, at the constraint's location: the
+    // constraint is erased below, and remarks are emitted at the end.
+    if (Operation *reshardOp = out.getDefiningOp();
+        reshardOp && (!isReplicated(distOf(in)) || !isReplicated(distOf(out))))
+      remarkAt(reshardOp, "completion: reshard of operand #0 from ")
           << describe(distOf(in)) << " to " << describe(distOf(out)) << ": "
           << describePin(constraint.getLoc(), distOf(out)) << ", and "
           << provenance(in);
