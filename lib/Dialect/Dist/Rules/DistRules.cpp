@@ -83,9 +83,7 @@ FailureOr<MeshAttr> rules::commonMesh(TypeRange types, raw_ostream &whyNot) {
   return commonMesh(types, TypeRange(), whyNot);
 }
 
-/// Whether a partial value of this kind may pass through a linear map
-/// (x -> sum_i a_i x_i): sums and averages may; max, min and products not.
-static bool isLinearKind(ReductionKind kind) {
+bool rules::isLinearKind(ReductionKind kind) {
   return kind == ReductionKind::Sum || kind == ReductionKind::Avg;
 }
 

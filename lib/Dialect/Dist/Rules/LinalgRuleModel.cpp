@@ -176,7 +176,7 @@ static LogicalResult passPartials(
       why() << "result #" << k << " is not linear in it";
       return failure();
     }
-    bool linearKind = kind == ReductionKind::Sum || kind == ReductionKind::Avg;
+    bool linearKind = isLinearKind(kind);
     if (!linearKind) {
       // A max, min or product passes only as itself: copied, or
       // combined by its own kind.

@@ -56,6 +56,10 @@ inline Type given(TypeRange operandTypes, OpOperand &use) {
   return operandTypes[use.getOperandNumber()];
 }
 
+/// Whether a partial value of this kind may pass through a linear map
+/// (x -> sum_i a_i x_i): sums and averages may; max, min and products not.
+bool isLinearKind(ReductionKind kind);
+
 /// "axis 1 (mp)": a mesh axis as a diagnostic names it.
 std::string axisName(MeshAttr mesh, int64_t axis);
 

@@ -131,7 +131,7 @@ LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
   TensorDistAttr d = distOf(result);
   if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||
       !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {
-        return p.second != ReductionKind::Sum && p.second != ReductionKind::Avg;
+        return !rules::isLinearKind(p.second);
       }))
     return success();
   size_t uses = llvm::range_size(result.getUses());
