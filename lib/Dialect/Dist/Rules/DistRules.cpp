@@ -936,29 +936,34 @@ FailureOr<SmallVector<Dist>> CEmbeddingOp::inferResultDistributions(
   });
 }
 
+/// The rule of a lookup's gradient `op` over the types it is given.
+template <typename LookupGradOp>
+static FailureOr<SmallVector<Dist>>
+lookupGradRule(LookupGradOp op, TypeRange operandTypes, TypeRange resultTypes,
+               bool whole, raw_ostream &whyNot) {
+  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
+    return lookupGrad(mesh, given(operandTypes, op.getIdsMutable()),
+                      given(operandTypes, op.getWeightMutable()),
+                      given(operandTypes, op.getOutGradMutable()), whole,
+                      whyNot);
+  });
+}
+
 FailureOr<SmallVector<Dist>> EmbeddingGradOp::inferResultDistributions(
     TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // The logical gradient of the whole table, summed over every id: it is
   // distributed as the table (the lowering adds the reduction over the
   // axes that split the ids).
-  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
-    return lookupGrad(mesh, given(operandTypes, getIdsMutable()),
-                      given(operandTypes, getWeightMutable()),
-                      given(operandTypes, getOutGradMutable()),
-                      /*whole=*/true, whyNot);
-  });
+  return lookupGradRule(*this, operandTypes, resultTypes, /*whole=*/true,
+                        whyNot);
 }
 
 FailureOr<SmallVector<Dist>> CEmbeddingGradOp::inferResultDistributions(
     TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
-  return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
-    return lookupGrad(mesh, given(operandTypes, getIdsMutable()),
-                      given(operandTypes, getWeightMutable()),
-                      given(operandTypes, getOutGradMutable()),
-                      /*whole=*/false, whyNot);
-  });
+  return lookupGradRule(*this, operandTypes, resultTypes, /*whole=*/false,
+                        whyNot);
 }
 
 /// A one-result elementwise rule over `operands`, among the types the rule
