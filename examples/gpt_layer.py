@@ -169,6 +169,10 @@ class Step:
         self.index = dist.Type.parse("index", self.ctx)
         self.dims = {}
         self.FunctionBuilder = FunctionBuilder
+        # Which layer's dropouts are built (a model of several layers gives
+        # each its own ids and seeds).
+        self.dropout_prefix = ""
+        self.dropout_seed_offset = 0
 
     def type(self, dims, encoded=False):
         """The local tensor type of `dims`, with its encoding or undecided."""
@@ -287,8 +291,10 @@ class Step:
         forward's recomputed twin); `v` itself without dropout."""
         if not self.L.dropout:
             return v
-        role = {"recompute_of": id} if backward else {"id": id}
-        r = self.f.dropout(v, self.L.dropout, fix_seed=DROPOUTS[id], **role)
+        name = self.dropout_prefix + id
+        role = {"recompute_of": name} if backward else {"id": name}
+        seed = DROPOUTS[id] + self.dropout_seed_offset
+        r = self.f.dropout(v, self.L.dropout, fix_seed=seed, **role)
         return self.value(r, self.dims_of(v))
 
     def reshard(self, v, dims):
@@ -409,6 +415,150 @@ class Step:
         return self.a("mulf", d, self.a("addf", left, right))
 
 
+def layer_forward(B, P, x):
+    """One pre-LayerNorm layer's forward on `x` (the residual stream, letters
+    b, r or s, h) with the parameters `P` (by PARAMS' names): its output and
+    what its backward needs."""
+    L = B.L
+    R = "r" if L.sp else "s"
+    rows = "b" + R
+    act = rows + "h"
+    add = lambda a, b: B.a("addf", a, b)  # noqa: E731
+    # ---- attention ----
+    ln1, xhat1, rstd1 = B.layer_norm(x, P["ln1_g"], P["ln1_b"], rows)
+    a_in = B.reshard(ln1, "bsh") if L.sp else ln1
+    q, k, v = (B.matmul(a_in, P[w], "bsc") for w in ("wq", "wk", "wv"))
+    qh, kh, vh = (B.split_heads(t) for t in (q, k, v))
+    # Keys are indexed by t: the same tensor seen along the other sequence.
+    B.value(kh, "bntd")
+    B.value(vh, "bntd")
+    raw = B.matmul(qh, kh, "bnst", transpose_y=True)
+    scores = B.causal_scale(raw, 1.0 / math.sqrt(L.g["d"]))
+    probs = B.softmax(scores)
+    probs_d = B.dropout(probs, "attn_drop")
+    ctx = B.matmul(probs_d, vh, "bnsd")
+    ctx2 = B.merge_heads(ctx)
+    attn = B.matmul(ctx2, P["wo"], "bsh")
+    if L.sp:
+        attn = B.reshard(attn, act)
+    attn = B.dropout(attn, "attn_out_drop")
+    x1 = B.ew(act, [x, attn], add)
+
+    # ---- MLP ----
+    ln2, xhat2, rstd2 = B.layer_norm(x1, P["ln2_g"], P["ln2_b"], rows)
+    m_in = B.reshard(ln2, "bsh") if L.sp else ln2
+    u = B.matmul(m_in, P["w1"], "bsf")
+    gl = B.ew("bsf", [u], lambda e: B.gelu(e)[0])
+    mlp = B.matmul(gl, P["w2"], "bsh")
+    if L.sp:
+        mlp = B.reshard(mlp, act)
+    mlp = B.dropout(mlp, "mlp_out_drop")
+    y = B.ew(act, [x1, mlp], add)
+    saved = dict(
+        xhat1=xhat1,
+        rstd1=rstd1,
+        a_in=a_in,
+        qh=qh,
+        kh=kh,
+        vh=vh,
+        probs=probs,
+        probs_d=probs_d,
+        ctx2=ctx2,
+        xhat2=xhat2,
+        rstd2=rstd2,
+        m_in=m_in,
+        u=u,
+        gl=gl,
+    )
+    return y, saved
+
+
+def layer_backward(B, P, saved, dy):
+    """The backward of `layer_forward` from the gradient `dy` of its output:
+    the gradient of its input and the parameters' gradients (by name)."""
+    L = B.L
+    R = "r" if L.sp else "s"
+    rows = "b" + R
+    act = rows + "h"
+    add = lambda a, b: B.a("addf", a, b)  # noqa: E731
+    s = saved
+    # ---- MLP ----
+    dmlp = B.dropout(dy, "mlp_out_drop", backward=True)
+    dmlp = B.reshard(dmlp, "bsh") if L.sp else dmlp
+    dgl, dw2 = B.matmul_grad(s["gl"], P["w2"], dmlp)
+    du = B.ew("bsf", [dgl, s["u"]], B.gelu_grad)
+    dln2, dw1 = B.matmul_grad(s["m_in"], P["w1"], du)
+    if L.sp:
+        dln2 = B.reshard(dln2, act)
+    dx1_ln, dg2, db2 = B.layer_norm_grad(dln2, s["xhat2"], s["rstd2"], P["ln2_g"], rows)
+    dx1 = B.ew(act, [dy, dx1_ln], add)
+
+    # ---- attention ----
+    dattn = B.dropout(dx1, "attn_out_drop", backward=True)
+    dattn = B.reshard(dattn, "bsh") if L.sp else dattn
+    dctx2, dwo = B.matmul_grad(s["ctx2"], P["wo"], dattn)
+    dctx = B.split_heads(dctx2)
+    dprobs, dvh = B.matmul_grad(s["probs_d"], s["vh"], dctx)
+    dprobs = B.dropout(dprobs, "attn_drop", backward=True)
+    probs = s["probs"]
+    rs = B.reduce_sum("bns", B.ew("bnst", [probs, dprobs], lambda a, b: B.a("mulf", a, b)))
+    inv_sqrt_d = 1.0 / math.sqrt(L.g["d"])
+    dscores = B.ew(
+        "bnst",
+        [probs, dprobs, rs],
+        lambda p, dp, s: B.a("mulf", B.a("mulf", p, B.a("subf", dp, s)), B.const(inv_sqrt_d)),
+    )
+    dqh, dkh = B.matmul_grad(s["qh"], s["kh"], dscores, transpose_y=True)
+    dq = B.merge_heads(dqh)
+    dk = B.merge_heads(B.value(dkh, "bnsd"))
+    dv = B.merge_heads(B.value(dvh, "bnsd"))
+    a_in = s["a_in"]
+    dlq, dwq = B.matmul_grad(a_in, P["wq"], dq)
+    dlk, dwk = B.matmul_grad(a_in, P["wk"], dk)
+    dlv, dwv = B.matmul_grad(a_in, P["wv"], dv)
+    dln1 = B.ew(B.dims_of(dlq), [B.ew(B.dims_of(dlq), [dlq, dlk], add), dlv], add)
+    if L.sp:
+        dln1 = B.reshard(dln1, act)
+    dx_ln, dg1, db1 = B.layer_norm_grad(dln1, s["xhat1"], s["rstd1"], P["ln1_g"], rows)
+    dx = B.ew(act, [dx1, dx_ln], add)
+    grads = dict(
+        ln1_g=dg1, ln1_b=db1, wq=dwq, wk=dwk, wv=dwv, wo=dwo, ln2_g=dg2, ln2_b=db2, w1=dw1, w2=dw2
+    )
+    return dx, grads
+
+
+def update(B, names, dims_of, P, grads, S, step_count):
+    """The optimizer's update of the parameters `names` (dims by name in
+    `dims_of`) from their gradients and states `S`: the new parameters and
+    the new states, by name."""
+    L = B.L
+    n_states = STATES[L.optimizer]
+    updated, new_states = {}, {}
+    for p in names:
+        if L.optimizer == "sgd":
+            updated[p] = B.ew(
+                dims_of[p],
+                [P[p], grads[p]],
+                lambda w, g: B.a("subf", w, B.a("mulf", g, B.const(LR))),
+            )
+            new_states[p] = []
+            continue
+        dims = dims_of[p]
+        if L.optimizer == "momentum":
+            name, attrs, operands = "dist.sgd", MOMENTUM, [P[p], grads[p]] + S[p]
+        else:
+            name, attrs, operands = "dist.adamw", ADAMW, [P[p], grads[p]] + S[p] + [step_count]
+        out = B.f.op(
+            name,
+            operands,
+            [B.type(dims)] * (1 + n_states),
+            {k: B.attr(f"{fmt(v)} : f64") for k, v in attrs.items()},
+        )
+        updated[p] = B.value(out[0], dims)
+        new_states[p] = [B.value(v, dims) for v in out[1:]]
+    return updated, new_states
+
+
 def build_module(layout):
     """@train_step for `layout`, built with dist's builder, in a new
     dist.Module."""
@@ -443,38 +593,8 @@ def build_module(layout):
         for i, p in enumerate(PARAMS)
     }
     step_count = values[first_state + len(PARAMS) * n_states] if L.optimizer == "adamw" else None
-    add = lambda a, b: B.a("addf", a, b)  # noqa: E731
 
-    # ---- forward: attention ----
-    ln1, xhat1, rstd1 = B.layer_norm(x, P["ln1_g"], P["ln1_b"], rows)
-    a_in = B.reshard(ln1, "bsh") if L.sp else ln1
-    q, k, v = (B.matmul(a_in, P[w], "bsc") for w in ("wq", "wk", "wv"))
-    qh, kh, vh = (B.split_heads(t) for t in (q, k, v))
-    # Keys are indexed by t: the same tensor seen along the other sequence.
-    B.value(kh, "bntd")
-    B.value(vh, "bntd")
-    raw = B.matmul(qh, kh, "bnst", transpose_y=True)
-    scores = B.causal_scale(raw, 1.0 / math.sqrt(L.g["d"]))
-    probs = B.softmax(scores)
-    probs_d = B.dropout(probs, "attn_drop")
-    ctx = B.matmul(probs_d, vh, "bnsd")
-    ctx2 = B.merge_heads(ctx)
-    attn = B.matmul(ctx2, P["wo"], "bsh")
-    if L.sp:
-        attn = B.reshard(attn, act)
-    attn = B.dropout(attn, "attn_out_drop")
-    x1 = B.ew(act, [x, attn], add)
-
-    # ---- forward: MLP ----
-    ln2, xhat2, rstd2 = B.layer_norm(x1, P["ln2_g"], P["ln2_b"], rows)
-    m_in = B.reshard(ln2, "bsh") if L.sp else ln2
-    u = B.matmul(m_in, P["w1"], "bsf")
-    gl = B.ew("bsf", [u], lambda e: B.gelu(e)[0])
-    mlp = B.matmul(gl, P["w2"], "bsh")
-    if L.sp:
-        mlp = B.reshard(mlp, act)
-    mlp = B.dropout(mlp, "mlp_out_drop")
-    y = B.ew(act, [x1, mlp], add)
+    y, saved = layer_forward(B, P, x)
 
     # ---- loss: 0.5 * mean((y - target)^2) ----
     count = L.g["b"] * L.g["s"] * L.g["h"]
@@ -482,7 +602,6 @@ def build_module(layout):
     sq = B.reduce_sum("", diff, square=True)
     loss = B.ew("", [sq], lambda s: B.a("mulf", s, B.const(0.5 / count)))
 
-    # ---- backward: MLP ----
     scale = None
     if L.amp:
         zero = B.f.index(0)
@@ -493,71 +612,11 @@ def build_module(layout):
         return B.a("mulf", g, scale) if scale is not None else g
 
     dy = B.ew(act, [diff], dloss)
-    dmlp = B.dropout(dy, "mlp_out_drop", backward=True)
-    dmlp = B.reshard(dmlp, "bsh") if L.sp else dmlp
-    dgl, dw2 = B.matmul_grad(gl, P["w2"], dmlp)
-    du = B.ew("bsf", [dgl, u], B.gelu_grad)
-    dln2, dw1 = B.matmul_grad(m_in, P["w1"], du)
-    if L.sp:
-        dln2 = B.reshard(dln2, act)
-    dx1_ln, dg2, db2 = B.layer_norm_grad(dln2, xhat2, rstd2, P["ln2_g"], rows)
-    dx1 = B.ew(act, [dy, dx1_ln], add)
-
-    # ---- backward: attention ----
-    dattn = B.dropout(dx1, "attn_out_drop", backward=True)
-    dattn = B.reshard(dattn, "bsh") if L.sp else dattn
-    dctx2, dwo = B.matmul_grad(ctx2, P["wo"], dattn)
-    dctx = B.split_heads(dctx2)
-    dprobs, dvh = B.matmul_grad(probs_d, vh, dctx)
-    dprobs = B.dropout(dprobs, "attn_drop", backward=True)
-    rs = B.reduce_sum("bns", B.ew("bnst", [probs, dprobs], lambda a, b: B.a("mulf", a, b)))
-    inv_sqrt_d = 1.0 / math.sqrt(L.g["d"])
-    dscores = B.ew(
-        "bnst",
-        [probs, dprobs, rs],
-        lambda p, dp, s: B.a("mulf", B.a("mulf", p, B.a("subf", dp, s)), B.const(inv_sqrt_d)),
-    )
-    dqh, dkh = B.matmul_grad(qh, kh, dscores, transpose_y=True)
-    dq = B.merge_heads(dqh)
-    dk = B.merge_heads(B.value(dkh, "bnsd"))
-    dv = B.merge_heads(B.value(dvh, "bnsd"))
-    dlq, dwq = B.matmul_grad(a_in, P["wq"], dq)
-    dlk, dwk = B.matmul_grad(a_in, P["wk"], dk)
-    dlv, dwv = B.matmul_grad(a_in, P["wv"], dv)
-    dln1 = B.ew(B.dims_of(dlq), [B.ew(B.dims_of(dlq), [dlq, dlk], add), dlv], add)
-    if L.sp:
-        dln1 = B.reshard(dln1, act)
-    dx_ln, dg1, db1 = B.layer_norm_grad(dln1, xhat1, rstd1, P["ln1_g"], rows)
     # The gradient of the layer's input, which the layer before it needs.
-    dx = B.ew(act, [dx1, dx_ln], add)
+    dx, grads = layer_backward(B, P, saved, dy)
 
-    # ---- SGD update ----
-    grads = dict(
-        ln1_g=dg1, ln1_b=db1, wq=dwq, wk=dwk, wv=dwv, wo=dwo, ln2_g=dg2, ln2_b=db2, w1=dw1, w2=dw2
-    )
-    updated, new_states = {}, {}
-    for p in PARAMS:
-        if L.optimizer == "sgd":
-            updated[p] = B.ew(
-                PARAM_DIMS[p],
-                [P[p], grads[p]],
-                lambda w, g: B.a("subf", w, B.a("mulf", g, B.const(LR))),
-            )
-            new_states[p] = []
-            continue
-        dims = PARAM_DIMS[p]
-        if L.optimizer == "momentum":
-            name, attrs, operands = "dist.sgd", MOMENTUM, [P[p], grads[p]] + S[p]
-        else:
-            name, attrs, operands = "dist.adamw", ADAMW, [P[p], grads[p]] + S[p] + [step_count]
-        out = B.f.op(
-            name,
-            operands,
-            [B.type(dims)] * (1 + n_states),
-            {k: B.attr(f"{fmt(v)} : f64") for k, v in attrs.items()},
-        )
-        updated[p] = B.value(out[0], dims)
-        new_states[p] = [B.value(v, dims) for v in out[1:]]
+    # ---- the update ----
+    updated, new_states = update(B, PARAMS, PARAM_DIMS, P, grads, S, step_count)
     # The results as the signature declares them.
     results = [(loss, "", None), (dx, act, None)]
     results += [(grads[p], PARAM_DIMS[p], {"dist.grad": p}) for p in PARAMS]
