@@ -324,3 +324,27 @@ func.func @divergent_loop(%p: tensor<8xf32, #dist.tensor<#mesh, [-1], partial = 
   }
   return
 }
+
+// -----
+
+// A lookup gradient over data-parallel ids is a partial sum; declared whole
+// it is Paddle's data-parallel form, which only --dist-parallel-embedding
+// reduces, and only for a row-split table. Here the table is replicated:
+// nothing would sum the replicas' rows.
+#mesh = #dist.mesh<shape = [2], names = ["dp"]>
+func.func @lookup_grad_unsplit_table_whole(%ids: tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>, %w: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>, %g: tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>>) {
+  // expected-error @+1 {{'dist.embedding_grad' op result #0 is declared #dist.tensor<#dist.mesh<shape = [2], names = ["dp"]>, [-1, -1]> but computes #dist.tensor<#dist.mesh<shape = [2], names = ["dp"]>, [-1, -1], partial = [0 : sum]>: partial over axis 0 (dp): insert dist.allreduce ... axes = [0] reduce = sum}}
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>, tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return
+}
+
+// -----
+
+// The ids split over the axis that splits the table's rows: each process's
+// rows would need every process's ids.
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @lookup_grad_rows_and_ids_same_axis(%ids: tensor<4xi64, #dist.tensor<#mesh, [1]>>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, %g: tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>) {
+  // expected-error @+1 {{'dist.embedding_grad' op has no correct distribution: mesh axis 1 splits both the table's rows and the ids}}
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<4xi64, #dist.tensor<#mesh, [1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  return
+}

@@ -104,9 +104,11 @@ func.func @reshape(%x: tensor<2x3x4xf32, #dist.tensor<#mesh, [0, -1, -1], partia
 
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 // Lookups: the logical embedding of a row-split table is the whole lookup;
-// its shard (c_embedding) is partial over the row axis; the logical
-// gradient is distributed as the table; the shard's gradient is partial
-// over every axis that splits an ids dim.
+// its shard (c_embedding) is partial over the row axis; both gradients are
+// distributed as the table, partial over every axis that splits an ids
+// dim. The logical gradient of a row-split table may also be declared
+// whole (%dw): Paddle's data-parallel form, which --dist-parallel-embedding
+// reduces.
 // CHECK-LABEL: func @lookups
 func.func @lookups(%ids: tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>,
     %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>,
@@ -114,6 +116,7 @@ func.func @lookups(%ids: tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>,
   %e = dist.embedding %ids, %w : tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x8x16xf32, #dist.tensor<#mesh, [0, -1, -1]>>
   %c = dist.c_embedding %ids, %w start = %start : tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x8x16xf32, #dist.tensor<#mesh, [0, -1, -1], partial = [1 : sum]>>
   %dw = dist.embedding_grad %ids, %w, %g : tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x8x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  %dwp = dist.embedding_grad %ids, %w, %g : tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x8x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
   %cw = dist.c_embedding_grad %ids, %w, %g start = %start : tensor<4x8xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x8x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
   // CHECK: return
   return

@@ -606,6 +606,34 @@ LogicalResult rules::verifyDistributionRule(Operation *op) {
   return success();
 }
 
+/// Paddle's form of a logical lookup gradient over split ids: declared
+/// without partial sums the rule leaves (each data-parallel replica's
+/// out_grad being the gradient of its own mean loss).
+/// --dist-parallel-embedding makes that reduction when it lowers a
+/// row-split table (a sum, and over the batch axis a 1/size scale), so the
+/// form holds only for such a table; elsewhere nothing would reduce it.
+static bool isDataParallelAverage(Operation *op, TensorDistAttr declared,
+                                  const Dist &computed, size_t rank) {
+  auto grad = dyn_cast<EmbeddingGradOp>(op);
+  if (!grad || !declared || computed.partial.empty())
+    return false;
+  TensorDistAttr table = getTensorDist(grad.getWeight().getType());
+  if (!table || table.getDimsMapping()[0] < 0)
+    return false;
+  Dist reduced = computed;
+  llvm::erase_if(reduced.partial, [&](const auto &axisAndKind) {
+    return axisAndKind.second == ReductionKind::Sum &&
+           !declared.getPartialKind(axisAndKind.first);
+  });
+  return holds(declared, reduced, rank);
+}
+
+bool rules::holdsResult(Operation *op, TensorDistAttr declared,
+                        const Dist &computed, size_t rank) {
+  return holds(declared, computed, rank) ||
+         isDataParallelAverage(op, declared, computed, rank);
+}
+
 /// verifyDistributionRule without the cache.
 static LogicalResult checkRule(Operation *op, DistributionRuleInterface rule) {
   std::string why;
@@ -619,7 +647,7 @@ static LogicalResult checkRule(Operation *op, DistributionRuleInterface rule) {
     const Dist &computed = (*inferred)[i];
     if (!type || (!declared && !computed.mesh))
       continue;
-    if (holds(declared, computed, type.getRank()))
+    if (holdsResult(op, declared, computed, type.getRank()))
       continue;
     InFlightDiagnostic diag = op->emitOpError("result #")
                               << i << " is declared ";
@@ -874,29 +902,22 @@ static LogicalResult checkOutGrad(MeshAttr mesh, const Dist &rows, Type outGrad,
 /// The factor form of a lookup's gradient: dtable[v, h] = sum over the ids'
 /// dims of onehot(ids)[ids..., v] * out_grad[ids..., h]. A split ids dim
 /// leaves each process the rows of its own ids: a partial sum over its
-/// axis; out_grad's partial sums pass.
+/// axis; out_grad's partial sums pass. The logical gradient and its shard's
+/// are alike here: a row-split table only changes which rows a process
+/// holds, never whose contributions they are.
 static FailureOr<Dist> lookupGrad(MeshAttr mesh, Type ids, Type weight,
-                                  Type outGrad, bool whole,
-                                  raw_ostream &whyNot) {
+                                  Type outGrad, raw_ostream &whyNot) {
   FailureOr<Dist> rows = wholeLookup(mesh, ids, weight, whyNot);
   if (failed(rows) || failed(checkOutGrad(mesh, *rows, outGrad, whyNot)))
     return failure();
-  if (whole) {
-    // The gradient of the whole table sums over every id, on whichever
-    // process it is: computed as if the ids (and out_grad's rows) were not
-    // split, the lowering adding the sum over their axes.
-    auto idsType = cast<RankedTensorType>(ids);
-    ids = withTensorDist(idsType, nullptr);
-    auto gradType = cast<RankedTensorType>(outGrad);
-    if (TensorDistAttr g = getTensorDist(gradType)) {
-      SmallVector<int64_t> dims(g.getDimsMapping());
-      for (int64_t d = 0; d + 1 < static_cast<int64_t>(dims.size()); ++d)
-        dims[d] = -1;
-      outGrad = withTensorDist(
-          gradType, TensorDistAttr::get(g.getMesh(), dims, g.getPartials()));
-    }
-  }
   Dist i = Dist::of(ids, mesh);
+  // A process's rows would need the other processes' ids.
+  if (Dist w = Dist::of(weight, mesh);
+      w.dims[0] >= 0 && llvm::is_contained(i.dims, w.dims[0])) {
+    whyNot << "mesh " << axisName(mesh, w.dims[0])
+           << " splits both the table's rows and the ids";
+    return failure();
+  }
   int64_t rank = i.dims.size(), v = rank, h = rank + 1;
   auto loops = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   SmallVector<int64_t> gradLoops(loops);
@@ -940,30 +961,28 @@ FailureOr<SmallVector<Dist>> CEmbeddingOp::inferResultDistributions(
 template <typename LookupGradOp>
 static FailureOr<SmallVector<Dist>>
 lookupGradRule(LookupGradOp op, TypeRange operandTypes, TypeRange resultTypes,
-               bool whole, raw_ostream &whyNot) {
+               raw_ostream &whyNot) {
   return oneResult(operandTypes, resultTypes, whyNot, [&](MeshAttr mesh) {
     return lookupGrad(mesh, given(operandTypes, op.getIdsMutable()),
                       given(operandTypes, op.getWeightMutable()),
-                      given(operandTypes, op.getOutGradMutable()), whole,
-                      whyNot);
+                      given(operandTypes, op.getOutGradMutable()), whyNot);
   });
 }
 
 FailureOr<SmallVector<Dist>> EmbeddingGradOp::inferResultDistributions(
     TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
-  // The logical gradient of the whole table, summed over every id: it is
-  // distributed as the table (the lowering adds the reduction over the
-  // axes that split the ids).
-  return lookupGradRule(*this, operandTypes, resultTypes, /*whole=*/true,
-                        whyNot);
+  // The gradient of the whole table: each process adds the rows of its own
+  // ids, a partial sum over every axis that splits an ids dim, as the
+  // serial program's sum over every id requires. (Paddle's data-parallel
+  // form, declared whole, is accepted by isDataParallelAverage.)
+  return lookupGradRule(*this, operandTypes, resultTypes, whyNot);
 }
 
 FailureOr<SmallVector<Dist>> CEmbeddingGradOp::inferResultDistributions(
     TypeRange operandTypes, TypeRange resultTypes, raw_ostream &whyNot) {
   // Each process accumulates the rows of its own ids: the shard's gradient
   // is a partial sum over every axis that splits an ids dim.
-  return lookupGradRule(*this, operandTypes, resultTypes, /*whole=*/false,
-                        whyNot);
+  return lookupGradRule(*this, operandTypes, resultTypes, whyNot);
 }
 
 /// A one-result elementwise rule over `operands`, among the types the rule

@@ -639,6 +639,15 @@ def Dist_EmbeddingGradOp : Dist_SignatureVerifiedOp<"embedding_grad", [Pure,
     Scatter-adds the rows of `out_grad` into a zero tensor shaped like
     `weight`, at the rows named by `ids`.
 
+    Over ids split along a mesh axis each process adds the rows of its own
+    ids: the result is a partial sum over that axis, completed by an
+    allreduce, as the serial program's sum over every id requires. For a
+    table whose rows are split, the result may instead be declared without
+    that partial sum, as Paddle writes a data-parallel program (each
+    replica's `out_grad` is the gradient of its own mean loss):
+    `--dist-parallel-embedding` then sums the replicas' gradients and, over
+    the ids' batch axis, scales by 1/size.
+
     ```mlir
     %dw = dist.embedding_grad %ids, %w, %dout
         : tensor<4x16xi64>, tensor<8000x1024xf32>, tensor<4x16x1024xf32>

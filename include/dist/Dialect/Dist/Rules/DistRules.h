@@ -182,6 +182,12 @@ void appendInherentAttributes(Operation *op,
 /// rule does not require is accepted (reducing equal values with max or min
 /// changes nothing).
 bool holds(TensorDistAttr declared, const Dist &computed, size_t rank);
+/// `holds` for a result of `op`, which also accepts the one declared form
+/// a rule does not compute: Paddle's data-parallel lookup gradient, whose
+/// reduction --dist-parallel-embedding makes (see the rule of
+/// `dist.embedding_grad`).
+bool holdsResult(Operation *op, TensorDistAttr declared, const Dist &computed,
+                 size_t rank);
 
 /// Whether `op` is in a function marked `dist.complete`
 /// (DistDialect::kCompleteAttrName) and takes or makes

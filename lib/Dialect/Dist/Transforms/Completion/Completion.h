@@ -209,6 +209,17 @@ private:
   }
 
   bool isUndecided(Value v) const { return undecided.contains(v); }
+  /// Whether `result` of `op`, as decided now, holds what its rule
+  /// computes. Paddle's data-parallel form of a lookup gradient
+  /// (`rules::holdsResult`) is accepted where the input declares it, never
+  /// chosen: completion reads a program as the serial one, whose gradient
+  /// sums every id.
+  bool holdsAsDecided(Operation *op, Value result, const rules::Dist &computed,
+                      size_t rank) const {
+    if (completed.contains(result) || pins.count(result))
+      return rules::holds(distOf(result), computed, rank);
+    return rules::holdsResult(op, distOf(result), computed, rank);
+  }
   bool isKnown(Value v) const { return !isTensor(v) || !isUndecided(v); }
 
   //===--------------------------------------------------------------------===//

@@ -136,8 +136,9 @@ bool Completion::tryCandidate(Operation *op, DistributionRuleInterface rule,
   bool accepted = succeeded(inferred);
   for (auto [i, result] : llvm::enumerate(op->getResults()))
     if (accepted && isTensor(result) && !isUndecided(result))
-      accepted = rules::holds(distOf(result), (*inferred)[i],
-                              cast<RankedTensorType>(typeOf(result)).getRank());
+      accepted =
+          holdsAsDecided(op, result, (*inferred)[i],
+                         cast<RankedTensorType>(typeOf(result)).getRank());
   chosen.clear();
   for (OpOperand *use : open)
     chosen.push_back(trial[use->get()]);

@@ -338,8 +338,8 @@ Completion::cheapestOperands(Operation *op, DistributionRuleInterface rule,
     bool accepted = priced && succeeded(now);
     for (auto [i, result] : llvm::enumerate(op->getResults()))
       if (accepted && isTensor(result) && !isUndecided(result))
-        accepted = rules::holds(distOf(result), (*now)[i],
-                                cast<RankedTensorType>(results[i]).getRank());
+        accepted = holdsAsDecided(op, result, (*now)[i],
+                                  cast<RankedTensorType>(results[i]).getRank());
     if (accepted && dps)
       for (OpOperand &init : dps.getDpsInitsMutable())
         if (Value result = dps.getTiedOpResult(&init);
@@ -417,7 +417,7 @@ Completion::chooseOperandTypes(Operation *op, DistributionRuleInterface rule,
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     auto type = dyn_cast<RankedTensorType>(results[i]);
     if (!type || isUndecided(result) ||
-        rules::holds(distOf(result), inferred[i], type.getRank()))
+        holdsAsDecided(op, result, inferred[i], type.getRank()))
       continue;
     std::optional<double> s =
         reshardSeconds(withDist(type, inferred[i].toAttr()), type);

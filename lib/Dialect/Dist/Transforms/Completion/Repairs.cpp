@@ -256,7 +256,7 @@ LogicalResult Completion::decideResults(Operation *op,
         return failure();
       continue;
     }
-    if (rules::holds(distOf(result), computed, type.getRank()))
+    if (holdsAsDecided(op, result, computed, type.getRank()))
       continue;
     // Declared (or decided from its uses) otherwise: the op computes what
     // its rule says, in the local shape it was verified with, and a
@@ -322,7 +322,7 @@ LogicalResult Completion::visitRuleOp(Operation *op,
         auto [i, result] = it;
         auto type = dyn_cast<RankedTensorType>(plan.results[i]);
         return !type || isUndecided(result) ||
-               rules::holds(distOf(result), (*inferred)[i], type.getRank());
+               holdsAsDecided(op, result, (*inferred)[i], type.getRank());
       })) {
     if (failed(decideResults(op, *inferred, "")))
       return failure();

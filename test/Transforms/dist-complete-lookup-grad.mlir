@@ -1,0 +1,42 @@
+// RUN: dist-opt %s --dist-auto-parallel -split-input-file | FileCheck %s
+// A completed program is the serial program: the gradient of a lookup over
+// data-parallel ids sums every replica's rows. Completion leaves the
+// logical gradient partial over dp and completes it with a sum; nothing
+// averages it (Paddle's 1/size scale is for programs that declare the
+// gradient whole, rules.mlir).
+
+#mesh = #dist.mesh<shape = [2, 2], names = ["dp", "tp"]>
+// CHECK-LABEL: func.func @row_split
+// CHECK: %[[C:.*]] = dist.process_coord #mesh axis = 1
+// CHECK: %[[START:.*]] = arith.muli %[[C]]
+// CHECK: %[[G:.*]] = dist.c_identity %arg2 on #mesh axes = [1]
+// CHECK: %[[P:.*]] = dist.c_embedding_grad %arg0, %arg1, %[[G]] start = %[[START]] : {{.*}} -> tensor<8x16xf32, #dist.tensor<#mesh, [1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.allreduce %[[P]] on #mesh axes = [0] reduce = sum : {{.*}} -> tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>>
+// CHECK-NOT: dist.scale
+// CHECK-NEXT: return %[[S]]
+func.func @row_split(%ids: tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>,
+    %w: tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>> {dist.param = "w"},
+    %g: tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>>)
+    -> (tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>> {dist.grad = "w"}) attributes {dist.complete} {
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<8x16xf32>
+  %r = dist.constraint %dw : tensor<8x16xf32> -> tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>>
+  return %r : tensor<8x16xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
+// -----
+
+// A replicated table (data parallelism alone): the lookup stays logical and
+// its rows are summed over dp.
+#mesh = #dist.mesh<shape = [2], names = ["dp"]>
+// CHECK-LABEL: func.func @replicated_table
+// CHECK-NEXT: %[[P:.*]] = dist.embedding_grad %arg0, %arg1, %arg2 : {{.*}} -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.allreduce %[[P]] on #mesh axes = [0] reduce = sum : {{.*}} -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+// CHECK-NEXT: return %[[S]]
+func.func @replicated_table(%ids: tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>,
+    %w: tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>> {dist.param = "w"},
+    %g: tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>>)
+    -> (tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>> {dist.grad = "w"}) attributes {dist.complete} {
+  %dw = dist.embedding_grad %ids, %w, %g : tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>, tensor<2x4x16xf32, #dist.tensor<#mesh, [0, -1, -1]>> -> tensor<8x16xf32>
+  %r = dist.constraint %dw : tensor<8x16xf32> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return %r : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+}
