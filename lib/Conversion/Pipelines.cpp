@@ -42,6 +42,10 @@ void mlir::dist::buildDistToLLVMPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A training loop carries each step's new parameters into the next: an
+  // scf.for yields the buffers a call returned (freed by the deallocation
+  // pipeline below).
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   if (options.blas)
     pm.addPass(createDistContractionsToBlas());
