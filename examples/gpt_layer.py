@@ -527,27 +527,29 @@ def layer_backward(B, P, saved, dy):
     return dx, grads
 
 
-def update(B, names, dims_of, P, grads, S, step_count):
+def update(B, names, dims_of, P, grads, S, step_count, hyper=None):
     """The optimizer's update of the parameters `names` (dims by name in
     `dims_of`) from their gradients and states `S`: the new parameters and
-    the new states, by name."""
+    the new states, by name. `hyper` replaces the optimizer's constants."""
     L = B.L
     n_states = STATES[L.optimizer]
+    lr = hyper["lr"] if hyper else LR
     updated, new_states = {}, {}
     for p in names:
         if L.optimizer == "sgd":
             updated[p] = B.ew(
                 dims_of[p],
                 [P[p], grads[p]],
-                lambda w, g: B.a("subf", w, B.a("mulf", g, B.const(LR))),
+                lambda w, g: B.a("subf", w, B.a("mulf", g, B.const(lr))),
             )
             new_states[p] = []
             continue
         dims = dims_of[p]
         if L.optimizer == "momentum":
-            name, attrs, operands = "dist.sgd", MOMENTUM, [P[p], grads[p]] + S[p]
+            name, attrs, operands = "dist.sgd", hyper or MOMENTUM, [P[p], grads[p]] + S[p]
         else:
-            name, attrs, operands = "dist.adamw", ADAMW, [P[p], grads[p]] + S[p] + [step_count]
+            name, attrs = "dist.adamw", hyper or ADAMW
+            operands = [P[p], grads[p]] + S[p] + [step_count]
         out = B.f.op(
             name,
             operands,

@@ -272,6 +272,19 @@ struct VaryingSolver {
                false);
       return true;
     }
+    // The logical lookup reads the whole table: the processes that split
+    // its rows agree on the rows looked up (--dist-parallel-embedding adds
+    // the allreduce that makes them).
+    if (auto lookup = dyn_cast<EmbeddingOp>(op)) {
+      Variation v = of(lookup.getIds());
+      Variation table = of(lookup.getWeight());
+      if (TensorDistAttr t = getTensorDist(lookup.getWeight().getType()))
+        if (int64_t rows = t.getMeshAxis(0); rows >= 0)
+          table.drop(t.getMesh(), rows);
+      v.join(table);
+      setValue(lookup.getResult(), v, castAwayOf(lookup.getIds()), false);
+      return true;
+    }
     // A reshard to an unencoded tensor makes it replicated on its mesh:
     // the same on every process of it.
     if (auto reshard = dyn_cast<ReshardOp>(op)) {

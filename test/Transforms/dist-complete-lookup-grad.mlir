@@ -40,3 +40,31 @@ func.func @replicated_table(%ids: tensor<2x4xi64, #dist.tensor<#mesh, [0, -1]>>,
   %r = dist.constraint %dw : tensor<8x16xf32> -> tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
   return %r : tensor<8x16xf32, #dist.tensor<#mesh, [-1, -1]>>
 }
+
+// -----
+
+// The forward lookup of a tp-split table is replicated: completion leaves it
+// unencoded, and the check of values that differ by process knows that the
+// processes splitting the rows agree on it (the pass adds their allreduce).
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @lookup_then_add
+// CHECK: dist.c_embedding
+// CHECK-NEXT: dist.allreduce {{.*}} on #mesh axes = [0] reduce = sum
+// CHECK: linalg.generic
+func.func @lookup_then_add(%ids: tensor<4xi64, #dist.tensor<#mesh, [-1]>>,
+    %w: tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>> {dist.param = "w"},
+    %b: tensor<16xf32, #dist.tensor<#mesh, [-1]>> {dist.param = "b"})
+    -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, -1]>> attributes {dist.complete} {
+  %e = dist.embedding %ids, %w : tensor<4xi64, #dist.tensor<#mesh, [-1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x16xf32>
+  %o = tensor.empty() : tensor<4x16xf32>
+  %s = linalg.generic {indexing_maps = [#map, #col, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %b : tensor<4x16xf32>, tensor<16xf32, #dist.tensor<#mesh, [-1]>>) outs(%o : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %r = dist.constraint %s : tensor<4x16xf32> -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+  return %r : tensor<4x16xf32, #dist.tensor<#mesh, [-1, -1]>>
+}

@@ -126,14 +126,16 @@ LogicalResult Completion::visitCallResults(CallOpInterface call) {
 /// allreduces where Megatron has one, and too late for
 /// --dist-matmul-grad-overlap to hide behind the dW matmul. A sum with one
 /// use stays partial, so that a later reshard can still be a
-/// reduce-scatter or be hoisted (hoistCompletion).
+/// reduce-scatter or be hoisted (hoistCompletion). A partial maximum (a
+/// softmax's row maxima over a split vocabulary) is completed once too:
+/// each of its uses would otherwise allreduce it again.
 LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
   TensorDistAttr d = distOf(result);
   if (!d || !d.isPartial() || result.hasOneUse() || result.use_empty() ||
-      !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {
-        return !rules::isLinearKind(p.second);
-      }))
+      !inMarkedFunction(op))
     return success();
+  bool linear = llvm::all_of(
+      d.getPartials(), [](auto p) { return rules::isLinearKind(p.second); });
   size_t uses = llvm::range_size(result.getUses());
   TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
   if (failed(reshardUses(result, withDist(typeOf(result), complete))))
@@ -141,7 +143,7 @@ LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
   remarkAt(op, "completion: reshard of result #")
       << result.getResultNumber() << " from " << describe(d) << " to "
       << describe(complete) << " where it is made: its " << uses
-      << " uses take the complete sum";
+      << " uses take the complete " << (linear ? "sum" : "value");
   return success();
 }
 
