@@ -227,11 +227,33 @@ bool Completion::guessOperands(Operation *op) {
 }
 
 bool Completion::guess() {
-  for (Operation *op : order)
+  auto undecided = [&](Value v) { return isUndecided(v); };
+  if (!mayGuessBuilt) {
+    for (size_t i = 0; i < order.size(); ++i)
+      mayGuess.insert(mayGuess.end(), i);
+    mayGuessBuilt = true;
+  }
+  for (auto it = mayGuess.begin(); it != mayGuess.end();) {
+    Operation *op = order[*it];
+    if (llvm::none_of(op->getOperands(), undecided)) {
+      it = mayGuess.erase(it);
+      continue;
+    }
     if (guessOperands(op))
       return true;
+    ++it;
+  }
   // Nothing decides what is left: it is replicated, in program order.
-  for (Operation *op : order) {
+  auto made = [&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (llvm::any_of(block.getArguments(), undecided))
+          return true;
+    return llvm::any_of(op->getResults(), undecided);
+  };
+  while (replicateStart < order.size() && !made(order[replicateStart]))
+    ++replicateStart;
+  for (Operation *op : ArrayRef(order).drop_front(replicateStart)) {
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
