@@ -81,6 +81,21 @@ def fmt(x):
     return f"{float(x):.9e}"
 
 
+# What each letter of a value's dims is, for messages.
+LETTERS = dict(
+    b="batch",
+    r="sequence",
+    s="sequence",
+    t="sequence",
+    h="hidden",
+    c="hidden",
+    n="heads",
+    d="head size",
+    f="FFN",
+    v="vocabulary",
+)
+
+
 class Layout:
     """Which mesh axis splits each letter of a value's dims.
 
@@ -124,8 +139,8 @@ class Layout:
             axis = self.axis(letter)
             if axis is not None and self.g[letter] % self.mesh[axis]:
                 raise ValueError(
-                    f"size {self.g[letter]} of '{letter}' does not divide by "
-                    f"mesh axis {axis} ({self.mesh[axis]})"
+                    f"size {self.g[letter]} of '{letter}' ({LETTERS[letter]}) does not divide "
+                    f"by mesh axis {axis} ({self.mesh[axis]})"
                 )
 
     def axis(self, letter):

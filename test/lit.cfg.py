@@ -1,6 +1,7 @@
 # -*- Python -*-
 import os
 import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -31,6 +32,17 @@ config.substitutions.append(("%dist_src_root", config.dist_src_root))
 # the shared sanitizer runtime preloaded, and their own allocations are not
 # leak-checked (python3 and the JIT keep memory until exit).
 hosted = ""
+# PyTorch (Debian's python3-torch, which scripts/bootstrap.sh installs) is
+# the independent oracle of the GPT model (Integration/gpt-model-torch.test).
+# Importing it costs seconds, so it is asked once, here.
+if (
+    subprocess.run(
+        [sys.executable, "-c", "import torch"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    ).returncode
+    == 0
+):
+    config.available_features.add("torch")
+
 if config.enable_sanitizers:
     hosted = (
         f"/usr/bin/env LD_PRELOAD={config.asan_runtime} "
