@@ -157,6 +157,13 @@ def harness(L, init, tokens, print_grads=False, print_params=False):
     """@main: `len(tokens)` steps from `init` on tokens[k] ([batch, seq + 1]),
     printing each step's loss; then, as asked, step 1's gradients (printed
     inside the first iteration) and the final parameters and states."""
+    bad = np.argwhere((tokens < 0) | (tokens >= L.vocab))
+    if bad.size:
+        k, i, j = bad[0]
+        raise ValueError(
+            f"token {tokens[k, i, j]} (step {k + 1}, row {i}, position {j}) is outside the "
+            f"vocabulary of {L.vocab}"
+        )
     H = Harness(L)
     names, dims = L.params()
     n_states = gpt_layer.STATES[L.optimizer]
@@ -238,15 +245,33 @@ def pipeline_flags(zero_stage=0, buckets=False):
     return "--dist-auto-parallel" + (f"='{' '.join(options)}'" if options else "")
 
 
-def run(L, init, tokens, hyper, flags="--dist-auto-parallel", **printing):
-    """Runs the steps; rank 0's printed arrays, in order: the losses, then
-    what `printing` asks for (harness)."""
+def run_program(L, text, flags="--dist-auto-parallel", native=False):
+    """Runs the step and its @main (`text`) on the layout's processes; each
+    rank's printed arrays, in order: the losses, then what the harness was
+    asked to print."""
     import dist
 
-    text = gpt_model.build(L, hyper) + harness(L, init, tokens, **printing)
     procs = int(np.prod(L.mesh))
-    ranks = dist.run_on_mpi(text, procs, pass_flags=flags, timeout=1800)
-    return ranks
+    return dist.run_on_mpi(text, procs, pass_flags=flags, timeout=1800, native=native)
+
+
+def batches_of(args, L):
+    """The [steps, batch, seq + 1] token batches: corpus.py's language, or
+    the ids of --corpus cut in order."""
+    b, s = L.g["b"], L.g["s"]
+    if not args.corpus:
+        return corpus.batches(args.vocab, args.steps, b, s, args.seed)
+    with open(args.corpus) as f:
+        try:
+            ids = np.array([int(t) for t in f.read().split()], dtype=np.int64)
+        except ValueError:
+            raise ValueError(f"{args.corpus}: token ids are integers separated by spaces") from None
+    need = args.steps * b * (s + 1)
+    if ids.size < need:
+        raise ValueError(
+            f"{args.corpus}: {ids.size} tokens, but {args.steps} steps of {b} x {s + 1} need {need}"
+        )
+    return ids[:need].reshape(args.steps, b, s + 1)
 
 
 def split_output(L, arrays, steps, print_grads=False):
@@ -333,6 +358,11 @@ def main(argv=None):
     p.add_argument("--layouts", nargs="+", default=["serial"], metavar="LAYOUT:MESH")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--seed", type=int, default=1234, help="the corpus's seed")
+    p.add_argument(
+        "--corpus",
+        help="train on the token ids in this file (whitespace-separated, e.g. corpus.py -o) "
+        "instead of corpus.py's language",
+    )
     p.add_argument("--zero-stage", type=int, default=0, choices=(0, 1, 2))
     p.add_argument("--buckets", action="store_true", help="gradient buckets")
     p.add_argument("--json", help="write the losses per layout here")
@@ -347,13 +377,14 @@ def main(argv=None):
         args.layout, args.mesh = name, mesh or None
         try:
             L = gpt_model.layout_of(args)
-            tokens = corpus.batches(args.vocab, args.steps, L.g["b"], L.g["s"], args.seed)
-        except ValueError as e:
+            tokens = batches_of(args, L)
+            init = init_params(L)
+            program = gpt_model.build(L, gpt_model.hyper_of(args)) + harness(L, init, tokens)
+        except (ValueError, OSError) as e:
             print(f"gpt_train.py: error: {e}", file=sys.stderr)
             return 1
-        init = init_params(L)
         flags = pipeline_flags(args.zero_stage, args.buckets)
-        arrays = run(L, init, tokens, gpt_model.hyper_of(args), flags)[0]
+        arrays = run_program(L, program, flags)[0]
         losses, _, _ = split_output(L, arrays, args.steps)
         label = f"{L.name} [{', '.join(map(str, L.mesh))}]"
         curves[label] = losses

@@ -30,6 +30,19 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# PyTorch is the GPT model's independent oracle
+# (test/Integration/gpt-model-torch.test), optional: without it that test is
+# unsupported. Its recommendations (a desktop stack) are not needed.
+if ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed"; then
+  echo "bootstrap: installing python3-torch" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  { $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      python3-torch >/dev/null; } ||
+    echo "bootstrap: python3-torch is not installed; the PyTorch oracle test will be skipped" >&2
+fi
+
 if [ ! -f "$build/build.ninja" ]; then
   # shellcheck disable=SC2086
   cmake -G Ninja -S "$root" -B "$build" \

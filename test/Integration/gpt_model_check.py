@@ -53,12 +53,9 @@ def train(spec, steps, mode="base", native=False, **printing):
     tokens = corpus.batches(L.vocab, steps, L.g["b"], L.g["s"])
     init = gpt_train.init_params(L)
     zero, buckets = MODES[mode]
-    import dist
-
     text = gpt_model.build(L, gpt_model.ADAMW) + gpt_train.harness(L, init, tokens, **printing)
     flags = gpt_train.pipeline_flags(zero, buckets)
-    procs = int(np.prod(L.mesh))
-    ranks = dist.run_on_mpi(text, procs, pass_flags=flags, timeout=1800, native=native)
+    ranks = gpt_train.run_program(L, text, flags, native)
     names, _ = L.params()
     out = []
     for arrays in ranks:
