@@ -234,12 +234,11 @@ def build_module(layout, hyper=None):
 
     # ---- forward ----
     emb = B.value(B.f.embedding(ids, P["wte"]), "bsh")
-    x = B.ew("bsh", [emb, P["wpe"]], add)
-    x = _emb_dropout(B, x)
+    x = _emb_dropout(B, B.ew("bsh", [emb, P["wpe"]], add))
     if L.sp:
-        # Replicated over tp (the mesh named, so that the reshard has one),
-        # then each process's block of the sequence.
-        x = B.reshard(B.constraint(x, "bsh"), act)
+        # As Megatron-core with learned positions: the whole sequence's
+        # embeddings (the lookup allreduced), then this process's block.
+        x = B.reshard(x, act)
     saved = []
     for i in range(L.layers):
         B.layer(i)
@@ -345,11 +344,15 @@ def megatron(L):
     kind: (count, bytes). Tensor parallelism allreduces the b x s x h
     activations after the embedding, twice per layer forward and twice
     backward, and the LM head's input gradient; sequence parallelism moves
-    the same tensors as all-gather and reduce-scatter pairs (the
-    embedding's allreduce a reduce-scatter) and allreduces the LayerNorms'
-    gradients; the vocab-parallel cross-entropy allreduces one value per
-    token three times (the maxima, the sums of exponents, the target
-    logits); data parallelism allreduces every gradient and the loss."""
+    the layers' and the LM head's as all-gather and reduce-scatter pairs,
+    keeps the embedding's allreduce (Megatron-core adds learned position
+    embeddings to the whole sequence, then scatters it without
+    communication) and allreduces the LayerNorms' gradients; the
+    vocab-parallel cross-entropy allreduces one value per token three
+    times (the maxima, the sums of exponents, the target logits); data
+    parallelism allreduces every gradient and the loss. Counted per tensor,
+    before buckets (Megatron coalesces the LayerNorms' gradients and
+    buckets the data-parallel ones, as --dist-bucket-gradients does)."""
     act = L.size("b") * L.g["s"] * L.g["h"] * 4
     tok = L.size("b") * L.g["s"] * 4
     big = 4 * L.layers + 2
@@ -363,8 +366,9 @@ def megatron(L):
     if L.tp is not None:
         add("dist.allreduce", 3, 3 * tok)
         if L.sp:
+            add("dist.allreduce", 1, act)
             add("dist.all_gather", big, big * act)
-            add("dist.reduce_scatter", big, big * act)
+            add("dist.reduce_scatter", big - 1, (big - 1) * act)
         else:
             add("dist.allreduce", big, big * act)
     if L.dp is not None:

@@ -68,3 +68,25 @@ func.func @lookup_then_add(%ids: tensor<4xi64, #dist.tensor<#mesh, [-1]>>,
   %r = dist.constraint %s : tensor<4x16xf32> -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, -1]>>
   return %r : tensor<4x16xf32, #dist.tensor<#mesh, [-1, -1]>>
 }
+
+// -----
+
+// A reshard from the unencoded (replicated) lookup to a sequence block:
+// completion takes the operand as replicated on the signature's mesh and
+// the result as split over tp; the pipeline then makes the lookup's
+// allreduce and the block's slice one reduce-scatter.
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// CHECK-LABEL: func.func @lookup_then_block
+// CHECK: %[[P:.*]] = dist.c_embedding %arg0, %arg1 start = %{{.*}} : {{.*}} -> tensor<4x8x16xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [0 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.reduce_scatter %[[P]] on #mesh axes = [0] reduce = sum : {{.*}} -> tensor<4x4x16xf32, #dist.tensor<#mesh, [-1, 0, -1]>>
+// CHECK-NOT: dist.allreduce
+// CHECK-NOT: dist.all_slice
+// CHECK: return %[[S]]
+func.func @lookup_then_block(%ids: tensor<4x8xi64, #dist.tensor<#mesh, [-1, -1]>>,
+    %w: tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>> {dist.param = "w"})
+    -> tensor<4x4x16xf32, #dist.tensor<#mesh, [-1, 0, -1]>> attributes {dist.complete} {
+  %e = dist.embedding %ids, %w : tensor<4x8xi64, #dist.tensor<#mesh, [-1, -1]>>, tensor<8x16xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8x16xf32>
+  %b = dist.reshard %e : tensor<4x8x16xf32> -> tensor<4x4x16xf32>
+  %r = dist.constraint %b : tensor<4x4x16xf32> -> tensor<4x4x16xf32, #dist.tensor<#mesh, [-1, 0, -1]>>
+  return %r : tensor<4x4x16xf32, #dist.tensor<#mesh, [-1, 0, -1]>>
+}

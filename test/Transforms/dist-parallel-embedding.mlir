@@ -201,3 +201,36 @@ func.func @name_clash(%ids: tensor<4xi64>, %w: tensor<100x8xf32, #dist.tensor<#m
   %c = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x8xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x8xf32>
   return %c : tensor<4x8xf32>
 }
+
+// -----
+
+// Sequence parallelism taking its block of the lookup along the rows' axis:
+// the allreduce and the slice are one reduce-scatter (the cast that wrote
+// the replication out goes with them).
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// CHECK-LABEL: func.func @lookup_then_sequence_block
+// CHECK: %[[P:.*]] = dist.c_embedding %arg0, %arg1 start = %{{.*}} : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>
+// CHECK-NEXT: %[[S:.*]] = dist.reduce_scatter %[[P]] on #mesh axes = [1] reduce = sum : {{.*}} -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+// CHECK-NEXT: return %[[S]]
+func.func @lookup_then_sequence_block(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, %w: tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>> {
+  %e = dist.embedding %ids, %w : tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16x64xf32>
+  %c = tensor.cast %e : tensor<4x16x64xf32> to tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  %b = dist.all_slice %c on #mesh axes = [1] : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>> -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+  return %b : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+}
+
+// -----
+
+// A block along another axis, or a lookup with a second use, keeps the
+// allreduce.
+#mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
+// CHECK-LABEL: func.func @lookup_used_twice
+// CHECK: dist.c_embedding
+// CHECK-NEXT: dist.allreduce {{.*}} axes = [1] reduce = sum
+// CHECK-NOT: dist.reduce_scatter
+// CHECK: return
+func.func @lookup_used_twice(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, %w: tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>>) -> (tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>) {
+  %e = dist.embedding %ids, %w : tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  %b = dist.all_slice %e on #mesh axes = [1] : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>> -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
+  return %b, %e : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+}

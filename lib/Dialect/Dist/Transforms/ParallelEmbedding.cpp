@@ -101,6 +101,27 @@ static Value buildStartIndex(OpBuilder &b, Location loc,
   return arith::MulIOp::create(b, loc, coord, rows);
 }
 
+/// The dist.all_slice along the rows' axis that is the lookup's one use
+/// (through a cast that writes its replication out), if there is one: the
+/// lookup's allreduce and that slice are then one reduce-scatter, as under
+/// Megatron's sequence parallelism.
+static AllSliceOp soleSliceAlongRows(EmbeddingOp op, const RowSplit &split) {
+  Value v = op.getResult();
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  if (auto cast = dyn_cast<tensor::CastOp>(user)) {
+    if (!cast.getResult().hasOneUse())
+      return nullptr;
+    user = *cast.getResult().getUsers().begin();
+  }
+  auto slice = dyn_cast<AllSliceOp>(user);
+  if (!slice || slice.getMesh() != split.mesh ||
+      slice.getAxes() != ArrayRef<int64_t>{split.axis})
+    return nullptr;
+  return slice;
+}
+
 static void lowerForward(OpBuilder &b, EmbeddingOp op, const RowSplit &split) {
   Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
   b.setInsertionPoint(op);
@@ -117,6 +138,19 @@ static void lowerForward(OpBuilder &b, EmbeddingOp op, const RowSplit &split) {
       withTensorDist(resultType,
                      resultDist.addPartial(split.axis, ReductionKind::Sum)),
       op.getIds(), op.getWeight(), start);
+  if (AllSliceOp slice = soleSliceAlongRows(op, split)) {
+    b.setInsertionPoint(slice);
+    Value scattered = ReduceScatterOp::create(
+        b, loc, slice.getType(), partial.getResult(), split.mesh, split.axis,
+        ReductionKind::Sum, nullptr);
+    Operation *cast = slice.getInput().getDefiningOp();
+    slice.replaceAllUsesWith(scattered);
+    slice.erase();
+    if (cast != op)
+      cast->erase();
+    op.erase();
+    return;
+  }
   Value reduced = AllReduceOp::create(
       b, loc, withTensorDist(resultType, resultDist), partial.getResult(),
       split.mesh, split.axis, ReductionKind::Sum, nullptr);

@@ -99,7 +99,10 @@ def DistParallelEmbedding
     ```
 
     * Forward: `dist.c_embedding(ids, W, start)`, partial (sum) over `a`,
-      then `dist.allreduce` (sum) over `a`.
+      then `dist.allreduce` (sum) over `a`; when the lookup's one use is a
+      `dist.all_slice` along `a` (sequence parallelism taking its block of
+      the sequence), the allreduce and the slice are one
+      `dist.reduce_scatter`.
     * Backward: `dist.c_identity(out_grad)` over `a`, then
       `dist.c_embedding_grad(ids, W, out_grad, start)`. When the ids' batch
       dim is split over a mesh axis `b` of size > 1, the weight gradient is

@@ -251,8 +251,21 @@ LogicalResult Completion::visitReshard(ReshardOp r) {
     return success();
   auto in = cast<RankedTensorType>(typeOf(r.getInput()));
   TensorDistAttr from = distOf(r.getInput());
-  if (!from)
-    return success();
+  if (!from) {
+    // An unencoded operand is replicated, on the one mesh the function's
+    // signature names if it names one: a layout's meeting point after a
+    // value no encoding reaches (a whole lookup, replicated).
+    auto func = r->getParentOfType<FunctionOpInterface>();
+    std::string ignored;
+    llvm::raw_string_ostream os(ignored);
+    FailureOr<MeshAttr> mesh =
+        func ? rules::commonMesh(func.getArgumentTypes(), func.getResultTypes(),
+                                 os)
+             : FailureOr<MeshAttr>(failure());
+    if (failed(mesh) || !*mesh)
+      return success();
+    from = TensorDistAttr::getReplicated(*mesh, in.getRank());
+  }
   auto out = cast<RankedTensorType>(typeOf(r.getResult()));
   std::optional<TensorDistAttr> d = reshardResultDist(in, out, from);
   if (!d)
