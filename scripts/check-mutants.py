@@ -23,6 +23,48 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # pytest files under test/python), what the mutant means.
 MUTANTS = [
     (
+        "lookup-grad-average-unsplit",
+        "lib/Dialect/Dist/Rules/DistRules.cpp",
+        "  if (!table || table.getDimsMapping()[0] < 0)\n    return false;",
+        "  if (!table)\n    return false;",
+        ["Dialect/Dist/rules-invalid.mlir"],
+        "Paddle's averaged lookup gradient is accepted where nothing reduces it",
+    ),
+    (
+        "complete-fan-out-linear-only",
+        "lib/Dialect/Dist/Transforms/Completion/Worklist.cpp",
+        "      !inMarkedFunction(op))\n    return success();\n  bool linear",
+        "      !inMarkedFunction(op) || llvm::any_of(d.getPartials(), [](auto p) {\n"
+        "        return !rules::isLinearKind(p.second);\n      }))\n    return success();\n"
+        "  bool linear",
+        ["Transforms/dist-complete-fan-out-max.mlir", "Examples/gpt-model.test"],
+        "a partial maximum with several uses is allreduced once per use",
+    ),
+    (
+        "varying-lookup-row-axis",
+        "lib/Analysis/Varying.cpp",
+        "    if (auto lookup = dyn_cast<EmbeddingOp>(op)) {",
+        "    if (auto lookup = dyn_cast<EmbeddingOp>(op); lookup && false) {",
+        ["Transforms/dist-complete-lookup-grad.mlir"],
+        "the varying check takes a whole lookup as differing along the table's row axis",
+    ),
+    (
+        "reshard-unencoded-source-undecided",
+        "lib/Dialect/Dist/Transforms/Completion/Worklist.cpp",
+        "    if (failed(mesh) || !*mesh)\n      return success();",
+        "    if (true)\n      return success();",
+        ["Transforms/dist-complete-lookup-grad.mlir", "Examples/gpt-model.test"],
+        "completion leaves a reshard of a replicated value undecided",
+    ),
+    (
+        "embedding-fold-second-use",
+        "lib/Dialect/Dist/Transforms/ParallelEmbedding.cpp",
+        "  Value v = op.getResult();\n  if (!v.hasOneUse())\n    return nullptr;",
+        "  Value v = op.getResult();\n  if (v.use_empty())\n    return nullptr;",
+        ["Transforms/dist-parallel-embedding.mlir"],
+        "the lookup's allreduce becomes a reduce-scatter although another use needs it whole",
+    ),
+    (
         "complete-no-replicated-first",
         "lib/Dialect/Dist/Transforms/Completion/Guessing.cpp",
         "  if (isa<DistributionRuleInterface>(op) && !meshOf(op) &&",

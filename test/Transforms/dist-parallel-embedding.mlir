@@ -221,8 +221,8 @@ func.func @lookup_then_sequence_block(%ids: tensor<4x16xi64, #dist.tensor<#mesh,
 
 // -----
 
-// A block along another axis, or a lookup with a second use, keeps the
-// allreduce.
+// A lookup with a second use (here made before the slice, so that the slice
+// is its first use in use-list order) keeps the allreduce.
 #mesh = #dist.mesh<shape = [2, 4], names = ["dp", "mp"]>
 // CHECK-LABEL: func.func @lookup_used_twice
 // CHECK: dist.c_embedding
@@ -231,6 +231,7 @@ func.func @lookup_then_sequence_block(%ids: tensor<4x16xi64, #dist.tensor<#mesh,
 // CHECK: return
 func.func @lookup_used_twice(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, %w: tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>>) -> (tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>) {
   %e = dist.embedding %ids, %w : tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]>>, tensor<8000x64xf32, #dist.tensor<#mesh, [1, -1]>> -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  %twice = dist.scale %e by 2.000000e+00 : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
   %b = dist.all_slice %e on #mesh axes = [1] : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>> -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
-  return %b, %e : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  return %b, %twice : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
 }
