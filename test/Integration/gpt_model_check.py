@@ -10,7 +10,9 @@ model and against PyTorch.
 must equal the serial model's within TOLERANCE (relative), and every final
 parameter within TOLERANCE of its largest magnitude (wte's vocabulary rows:
 the padding is the layout's). MODE is base, zero1, zero2, buckets or
-zero2+buckets (the pipeline's ZeRO and bucket options).
+zero2+buckets (the pipeline's ZeRO and bucket options), each optionally
+followed by +dropout (GPT's dropouts at 0.1, against the serial model with
+the same dropouts).
 
 `torch`: the serial model's loss at every step and its gradients at step 1
 against gpt_model_torch.py (torch.autograd and torch.optim.AdamW, from the
@@ -41,15 +43,22 @@ MODES = {
 }
 
 
-def layout(spec, sizes=SIZES):
+# GPT's dropout probability where a mode asks for it (`+dropout`): every
+# layout draws the serial program's masks (dist.dropout's masks depend on
+# the global index only).
+DROPOUT = 0.1
+
+
+def layout(spec, sizes=SIZES, dropout=0.0):
     name, _, mesh = spec.partition(":")
     shape = [int(x) for x in mesh.split(",")] if mesh else None
-    return gpt_model.ModelLayout(name, shape, sizes, 0.0, "adamw", 128)
+    return gpt_model.ModelLayout(name, shape, sizes, dropout, "adamw", 128)
 
 
 def train(spec, steps, mode="base", native=False, **printing):
     """(losses, step 1's gradients, final parameters) of `steps` steps."""
-    L = layout(spec)
+    mode, dropout = mode.removesuffix("+dropout"), DROPOUT if mode.endswith("+dropout") else 0.0
+    L = layout(spec, dropout=dropout)
     tokens = corpus.batches(L.vocab, steps, L.g["b"], L.g["s"])
     init = gpt_train.init_params(L)
     zero, buckets = MODES[mode]
@@ -85,11 +94,15 @@ def loss_error(got, expected):
 
 
 def check_equal(specs, steps, native):
-    _, [(serial, _, serial_params)] = train("serial", steps, print_params=True)
+    references = {}
     ok = True
     for item in specs:
         spec, _, mode = item.partition("/")
         mode = mode or "base"
+        dropout = "+dropout" if mode.endswith("+dropout") else ""
+        if dropout not in references:
+            references[dropout] = train("serial", steps, "base" + dropout, print_params=True)[1][0]
+        serial, _, serial_params = references[dropout]
         L, ranks = train(
             spec, steps, mode, native=native and np.prod(layout(spec).mesh) > 4, print_params=True
         )
