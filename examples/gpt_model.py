@@ -5,6 +5,7 @@
       [--layout L] [--mesh SHAPE] [--layers N] [--vocab V] [--batch B]
       [--seq S] [--hidden H] [--heads N] [--ffn F] [--dropout P]
       [--optimizer adamw|momentum|sgd] [--lr LR] [-o FILE]
+      [--report LAYOUT:MESH ...]
 
 prints `@train_step`: token ids in, the token embedding (a `dist.embedding`
 of the table `wte`, whose rows the tensor-parallel axis splits, lowered by
@@ -36,10 +37,15 @@ A vocabulary that tp does not divide is padded as Megatron pads it
 (`--vocab-divisible-by`, 128 by default, times the tp degree): the padded
 rows are never looked up and their logits are masked to -1e9 before the
 maxima and exponents, so they change neither the loss nor any other row's
-gradient (test/Integration/gpt_model_check.py checks both).
+gradient (test/Integration/gpt_model_check.py: against PyTorch, which has
+no padding).
+
+`--report` prints, for each LAYOUT:MESH, the collectives the pipeline
+places against Megatron's closed form (`megatron`).
 """
 import argparse
 import math
+import re
 import sys
 
 import gpt_layer
@@ -382,6 +388,11 @@ def megatron(L):
     return form
 
 
+# A communicating collective and its operand's shape.
+COLLECTIVE = re.compile(
+    r"dist\.(?:all_gather|allreduce|reduce_scatter|all_to_all) [^\n]*? : tensor<([0-9x]+)x[a-z0-9]+"
+)
+
 # Collectives that move no data (c_identity is the identity forward; its
 # backward is the allreduce counted where completion placed it).
 SILENT = ("dist.c_identity", "dist.all_slice")
@@ -422,15 +433,12 @@ def report(args):
         ours, f = collectives(module)
         theirs = megatron(L)
         vocab = {L.size("v"), L.g["v"], L.vocab}
+        # A collective's operand of rank 3 or more whose last dim is the
+        # vocabulary (local, padded or not) would be logits.
         logits = [
-            line.strip()
-            for line in str(module).splitlines()
-            if any(
-                f"dist.{k}" in line
-                for k in ("all_gather", "allreduce", "reduce_scatter", "all_to_all")
-            )
-            and any(f"x{v}xf32" in line.split(":")[-1] and "x" in line for v in vocab)
-            and line.split(":")[-1].count("x") >= 3
+            m.group(0)
+            for m in COLLECTIVE.finditer(str(module))
+            if len(dims := [int(d) for d in m.group(1).split("x")]) >= 3 and dims[-1] in vocab
         ]
         print(f"{L.name} on [{', '.join(map(str, L.mesh))}], {L.layers} layers:")
         print(f"  dist:      {kinds(ours)}")
