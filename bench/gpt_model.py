@@ -67,15 +67,7 @@ def main():
     )
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.layers:
-            sizes = dict(
-                b=args.batch,
-                s=args.seq,
-                h=args.hidden,
-                n=args.heads,
-                f=args.ffn,
-                v=args.vocab,
-                layers=n,
-            )
+            sizes = dict(gpt_model.sizes_of(args), layers=n)
             L = gpt_model.ModelLayout(
                 name, [int(x) for x in mesh.split(",")] if mesh else None, sizes, 0.1
             )

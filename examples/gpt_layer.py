@@ -646,19 +646,34 @@ def build_module(layout):
     return module
 
 
+def function_lines(module):
+    """The lines of `module`'s text without the `module { ... }` around its
+    functions (the aliases above it kept), so that a caller can add
+    functions."""
+    lines = str(module).splitlines()
+    start = lines.index("module {")
+    if lines[-1] != "}":
+        raise RuntimeError("unexpected module text")
+    return lines[:start] + [
+        line[2:] if line.startswith("  ") else line for line in lines[start + 1 : -1]
+    ]
+
+
+def write_text(text, output):
+    """`text` to the file `output`, or to stdout for "-"."""
+    if output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(output, "w") as f:
+            f.write(text)
+
+
 def build(layout):
     """The text of @train_step for `layout`, without the `module` around it
     (so that a caller can add functions), after a header that says how it
     was made."""
     L = layout
-    text = str(build_module(L))
-    lines = text.splitlines()
-    start = lines.index("module {")
-    if lines[-1] != "}":
-        raise RuntimeError("unexpected module text")
-    body = lines[:start] + [
-        line[2:] if line.startswith("  ") else line for line in lines[start + 1 : -1]
-    ]
+    body = function_lines(build_module(L))
     g = L.g
     head = (
         f"// One training step of a pre-LayerNorm GPT layer: layout {L.name} on mesh "
@@ -832,11 +847,7 @@ def main(argv=None):
     except ValueError as e:
         print(f"gpt_layer.py: error: {e}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w") as f:
-            f.write(text)
+    write_text(text, args.output)
     return 0
 
 

@@ -301,12 +301,7 @@ def build(layout, hyper=None):
     """The text of @train_step for `layout`, after a header that says how it
     was made (without the module around it, as gpt_layer.build)."""
     L = layout
-    text = str(build_module(L, hyper))
-    lines = text.splitlines()
-    start = lines.index("module {")
-    body = lines[:start] + [
-        line[2:] if line.startswith("  ") else line for line in lines[start + 1 : -1]
-    ]
+    body = gpt_layer.function_lines(build_module(L, hyper))
     g = L.g
     head = (
         f"// One training step of a {L.layers}-layer GPT model: layout {L.name} on mesh "
@@ -493,11 +488,7 @@ def main(argv=None):
     except ValueError as e:
         print(f"gpt_model.py: error: {e}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w") as f:
-            f.write(text)
+    gpt_layer.write_text(text, args.output)
     return 0
 
 
