@@ -453,3 +453,19 @@ func.func @fill_with_coordinate(%e: tensor<4xf32, #dist.tensor<#mesh, [-1]>>) {
   %f = linalg.fill ins(%cf : f32) outs(%e : tensor<4xf32, #dist.tensor<#mesh, [-1]>>) -> tensor<4xf32, #dist.tensor<#mesh, [-1]>>
   return
 }
+
+// -----
+
+// A shard cast away, viewed with another rank and cast back as replicated:
+// only replicated to replicated passes a reshape.
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// expected-note @+1 {{it differs along mesh axis 0 (tp) from an argument of this function}}
+func.func @split_through_reshape(%x: tensor<4x4xf32, #dist.tensor<#mesh, [0, -1]>>) -> tensor<2x2x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>> {
+  // expected-note @+1 {{the encoding was cast away here}}
+  %plain = tensor.cast %x : tensor<4x4xf32, #dist.tensor<#mesh, [0, -1]>> to tensor<4x4xf32>
+  %v = tensor.expand_shape %plain [[0, 1], [2]] output_shape [2, 2, 4] : tensor<4x4xf32> into tensor<2x2x4xf32>
+  // expected-error @+2 {{'tensor.cast' op gives the encoding #dist.tensor<#dist.mesh<shape = [2], names = ["tp"]>, [-1, -1, -1]> to a value whose distribution #dist.tensor<#dist.mesh<shape = [2], names = ["tp"]>, [0, -1]> was cast away}}
+  // expected-error @+1 {{differs between processes}}
+  %r = tensor.cast %v : tensor<2x2x4xf32> to tensor<2x2x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  return %r : tensor<2x2x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+}

@@ -229,3 +229,20 @@ func.func @select_shard(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>, %y: tensor<
   }
   return %r : tensor<4xf32, #dist.tensor<#mesh, [0]>>
 }
+
+// -----
+
+// A replicated value cast away, viewed with another rank and cast back as
+// replicated: the lowering of a reshard from a plain [b * s, h] product
+// viewed as [b, s, h] writes this; replicated stays replicated through the
+// reshape.
+#mesh = #dist.mesh<shape = [2], names = ["tp"]>
+// CHECK-LABEL: func @replicated_through_reshape
+func.func @replicated_through_reshape(%x: tensor<8x4xf32, #dist.tensor<#mesh, [-1, -1]>>) -> tensor<2x4x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>> {
+  // CHECK: tensor.expand_shape
+  // CHECK-NEXT: tensor.cast %{{.*}} : tensor<2x4x4xf32> to tensor<2x4x4xf32, #dist.tensor<#{{.*}}, [-1, -1, -1]>>
+  %plain = tensor.cast %x : tensor<8x4xf32, #dist.tensor<#mesh, [-1, -1]>> to tensor<8x4xf32>
+  %v = tensor.expand_shape %plain [[0, 1], [2]] output_shape [2, 4, 4] : tensor<8x4xf32> into tensor<2x4x4xf32>
+  %r = tensor.cast %v : tensor<2x4x4xf32> to tensor<2x4x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  return %r : tensor<2x4x4xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+}

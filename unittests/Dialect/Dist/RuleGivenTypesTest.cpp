@@ -21,6 +21,7 @@
 #include "mlir/Parser/Parser.h"
 #include "gtest/gtest.h"
 
+#include <optional>
 #include <string>
 
 using namespace mlir;
@@ -66,12 +67,14 @@ protected:
 
   /// What the rule of `o` says for `operands` (the op's own result types),
   /// as "error: ..." or the result encodings.
-  std::string ask(Operation *o, SmallVector<Type> operands) {
+  std::string ask(Operation *o, SmallVector<Type> operands,
+                  std::optional<SmallVector<Type>> results = std::nullopt) {
     std::string out;
     llvm::raw_string_ostream os(out);
     FailureOr<SmallVector<rules::Dist>> r =
         cast<DistributionRuleInterface>(o).inferResultDistributions(
-            operands, o->getResultTypes(), os);
+            operands,
+            results ? TypeRange(*results) : TypeRange(o->getResultTypes()), os);
     if (failed(r))
       return "error: " + out;
     for (const rules::Dist &d : *r)
@@ -107,8 +110,14 @@ TEST_F(RuleGivenTypesTest, AnswersForGivenTypesAndChangesNothing) {
                                   "names = [\"mp\"]>, [0, -1]>;");
   EXPECT_NE(ask(op(2), {ys, init}).find("replicated in operand #1"),
             std::string::npos);
-  // A slice keeps the source's split where it takes a dim whole.
-  EXPECT_EQ(ask(op(3), {arg(3)}).rfind("error: ", 0), 0u);
+  // A slice keeps the source's split where it takes a dim whole: an
+  // undecided result gets it, a result declared replicated is refused.
+  EXPECT_EQ(ask(op(3), {arg(3)}), "#dist.tensor<#dist.mesh<shape = [2], "
+                                  "names = [\"mp\"]>, [-1, 0]>;");
+  SmallVector<Type> replicated{RankedTensorType::get(
+      {4, 4}, Float32Type::get(&context),
+      TensorDistAttr::getReplicated(getTensorDist(arg(3)).getMesh(), 2))};
+  EXPECT_EQ(ask(op(3), {arg(3)}, replicated).rfind("error: ", 0), 0u);
 
   std::string after;
   llvm::raw_string_ostream printedAfter(after);

@@ -89,8 +89,16 @@ struct ExtractSliceModel
     out.mesh = mesh;
     out.partial = src.partial;
     Dist declared = Dist::of(types.results.front(), mesh);
-    if (failed(checkSlice(slice, slice.getDroppedDims(), sourceType, src,
-                          declared, whyNot)))
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    if (!getTensorDist(types.results.front())) {
+      // Undecided (completion asks): the kept dims keep the source's
+      // splits, the only distribution checkSlice accepts.
+      declared.dims.clear();
+      for (int64_t d = 0; d < sourceType.getRank(); ++d)
+        if (!dropped.test(d))
+          declared.dims.push_back(src.dims[d]);
+    }
+    if (failed(checkSlice(slice, dropped, sourceType, src, declared, whyNot)))
       return failure();
     out.dims = declared.dims;
     return SmallVector<Dist>{std::move(out)};
@@ -123,8 +131,17 @@ struct InsertSliceModel
     auto destType = cast<RankedTensorType>(types.results.front());
     Dist src = Dist::of(types.of(insert.getSourceMutable()), mesh);
     Dist dest = Dist::of(destType, mesh);
-    if (failed(checkSlice(insert, insert.getDroppedDims(), destType, dest, src,
-                          whyNot)) ||
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    if (!getTensorDist(destType)) {
+      // Undecided (completion asks): the whole takes the part's splits and
+      // pending reductions, the only distribution checkSlice accepts.
+      dest.dims.clear();
+      int64_t partDim = 0;
+      for (int64_t d = 0; d < destType.getRank(); ++d)
+        dest.dims.push_back(dropped.test(d) ? -1 : src.dims[partDim++]);
+      dest.partial = src.partial;
+    }
+    if (failed(checkSlice(insert, dropped, destType, dest, src, whyNot)) ||
         failed(
             samePartials(src, dest, "the source and the destination", whyNot)))
       return failure();
