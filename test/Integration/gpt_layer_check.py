@@ -361,7 +361,7 @@ def training_check(spec, optimizer, mode, steps=3):
         L = gpt_layer.layout_spec(spec, SIZES, DROPOUT, optimizer)
         text = gpt_layer.build(L) + training_harness(L, values, steps)
         flags = f"--dist-auto-parallel='{options}'" if options else "--dist-auto-parallel"
-        return L, dist.run_on_mpi(text, int(np.prod(L.mesh)), pass_flags=flags)
+        return L, dist.run_on_mpi(text, int(np.prod(L.mesh)), pass_flags=flags, native=NATIVE[0])
 
     if optimizer not in SERIAL:
         SERIAL[optimizer] = run("serial:1", "")[1][0]
@@ -415,7 +415,7 @@ def check(spec, print_program=False):
         print(text)
         return True
     procs = int(np.prod(L.mesh))
-    ranks = dist.run_on_mpi(text, procs, pass_flags="--dist-auto-parallel")
+    ranks = dist.run_on_mpi(text, procs, pass_flags="--dist-auto-parallel", native=NATIVE[0])
     expected = reference(values, SIZES["n"], DROPOUT)
     worst, where = 0.0, ""
     for rank, got in enumerate(ranks):
@@ -437,6 +437,11 @@ def check(spec, print_program=False):
     return ok
 
 
+# --native: every run builds one executable (dist-compile) instead of
+# compiling the program with the JIT on every process.
+NATIVE = [False]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("layouts", nargs="+")
@@ -450,7 +455,11 @@ def main():
     parser.add_argument(
         "--print", action="store_true", help="print the program of the first layout"
     )
+    parser.add_argument(
+        "--native", action="store_true", help="build one executable instead of a JIT per process"
+    )
     args = parser.parse_args()
+    NATIVE[0] = args.native
     if args.train:
         ok = True
         for item in args.layouts:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The transposes of the redistribution primitives, numerically, on MPI.
 
-  transpose_check.py MESH [--ids PERMUTATION] [--all-cotangents]
+  transpose_check.py MESH [--ids PERMUTATION] [--all-cotangents] [--native]
                      [--dist-opt PATH]
 
 For every single-axis redistribution A between two distributions of a rank-2
@@ -169,6 +169,9 @@ def main():
     parser.add_argument("--ids", default="")
     parser.add_argument("--all-cotangents", action="store_true")
     parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument(
+        "--native", action="store_true", help="build one executable instead of a JIT per process"
+    )
     parser.add_argument("--print", action="store_true")
     parser.add_argument("--dist-opt", default="dist-opt", help="the dist-opt to run")
     args = parser.parse_args()
@@ -224,7 +227,7 @@ def main():
     if args.print:
         print(lowered.stdout)
         return
-    ranks = dist.run_on_mpi(lowered.stdout, procs, timeout=args.timeout)
+    ranks = dist.run_on_mpi(lowered.stdout, procs, timeout=args.timeout, native=args.native)
     label = f"[{', '.join(map(str, mesh))}]" + (f" ids {ids}" if ids else "")
     bad = [
         (r, todo[i], int(c))
