@@ -23,6 +23,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # pytest files under test/python), what the mutant means.
 MUTANTS = [
     (
+        "slice-undecided-result-replicated",
+        "lib/Dialect/Dist/Rules/TensorRuleModels.cpp",
+        "    if (!getTensorDist(types.results.front())) {",
+        "    if (false) {",
+        ["Unit", "Integration/torch-ops.test"],
+        "completion takes an undecided slice of a split tensor as replicated and refuses it",
+    ),
+    (
+        "insert-undecided-whole-replicated",
+        "lib/Dialect/Dist/Rules/TensorRuleModels.cpp",
+        "    if (!getTensorDist(destType)) {",
+        "    if (false) {",
+        ["Integration/torch-ops.test"],
+        "completion takes the whole of an undecided insert_slice (a slice's backward) as replicated",
+    ),
+    (
+        "cast-back-any-through-reshape",
+        "lib/Dialect/Dist/Transforms/VerifyDistributions.cpp",
+        "    if (from == to || (from.isReplicated() && to.isReplicated() &&",
+        "    if (from == to || (to.isReplicated() &&",
+        ["Transforms/dist-verify-distributions-divergence-invalid.mlir"],
+        "a shard cast away and cast back as replicated through a reshape passes the check",
+    ),
+    (
         "lookup-grad-average-unsplit",
         "lib/Dialect/Dist/Rules/DistRules.cpp",
         "  if (!table || table.getDimsMapping()[0] < 0)\n    return false;",
