@@ -23,6 +23,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # pytest files under test/python), what the mutant means.
 MUTANTS = [
     (
+        "fan-out-at-the-view",
+        "lib/Dialect/Dist/Transforms/Completion/Worklist.cpp",
+        "  while (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(made.getOwner())) {",
+        "  while (false) {",
+        ["Transforms/dist-complete-fan-out-views.mlir"],
+        "a viewed partial sum is allreduced after the view, where the overlap pass cannot find it",
+    ),
+    (
+        "overlap-transposed-y-as-plain",
+        "lib/Dialect/Dist/Transforms/MatmulGradOverlap.cpp",
+        "  if (transposedY)\n    std::swap(x, dout);",
+        "",
+        ["Transforms/dist-matmul-grad-overlap.mlir"],
+        "a transposed y's gradient is computed as for a plain y",
+    ),
+    (
         "slice-undecided-result-replicated",
         "lib/Dialect/Dist/Rules/TensorRuleModels.cpp",
         "    if (!getTensorDist(types.results.front())) {",

@@ -162,27 +162,42 @@ func.func @several(%x: tensor<8x64xf32>, %y: tensor<64x32xf32>,
   return %r, %n : tensor<8x64xf32>, tensor<8x64xf32>
 }
 
+// A transposed y (a PyTorch weight, [out, in], column-parallel by its
+// rows): dX = dOut * Y, dY = dOut^T * X with the leading dims folded.
+// CHECK-LABEL: func @split_transposed_y
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16x64xf32>, %[[Y:.*]]: tensor<8x64xf32, {{.*}}>, %[[DOUT:.*]]: tensor<4x16x8xf32, {{.*}}>)
+// CHECK-NEXT: %[[DX:.*]] = dist.matmul %[[DOUT]], %[[Y]] : {{.*}} -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>
+// CHECK-NEXT: %[[R:.*]] = dist.allreduce %[[DX]] on #mesh axes = [1] reduce = sum stream = mp
+// CHECK-NEXT: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]]
+// CHECK-NEXT: %[[D2:.*]] = tensor.collapse_shape %[[DOUT]] {{\[}}[0, 1], [2]]
+// CHECK-NEXT: %[[DY:.*]] = dist.matmul %[[D2]], %[[X2]] transpose_x : tensor<64x8xf32, {{.*}}>, tensor<64x64xf32> -> tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>
+// CHECK-NEXT: return %[[R]], %[[DY]]
+func.func @split_transposed_y(%x: tensor<4x16x64xf32>,
+    %y: tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>,
+    %dout: tensor<4x16x8xf32, #dist.tensor<#mesh, [-1, -1, 1]>>)
+    -> (tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>, tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>) {
+  %dx, %dy = dist.matmul_grad %x, %y, %dout transpose_y
+      : tensor<4x16x64xf32>, tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>, tensor<4x16x8xf32, #dist.tensor<#mesh, [-1, -1, 1]>>
+      -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>>, tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>
+  %r = dist.allreduce %dx on #mesh axes = [1] reduce = sum : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1], partial = [1 : sum]>> -> tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
+  return %r, %dy : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>, tensor<8x64xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
 //===----------------------------------------------------------------------===//
 // Where it must not fire: the IR is unchanged and a remark says why.
 //===----------------------------------------------------------------------===//
 
-// CHECK-LABEL: func @transposed
+// A transposed x is not split.
+// CHECK-LABEL: func @transposed_x
 // CHECK: dist.matmul_grad
-// CHECK: dist.matmul_grad
-func.func @transposed(%x: tensor<8x64xf32>, %y: tensor<32x64xf32>,
-    %dout: tensor<8x32xf32>, %xt: tensor<64x8xf32>, %y2: tensor<64x32xf32>)
-    -> (tensor<8x64xf32>, tensor<64x8xf32>) {
-  // expected-remark @+1 {{not split: transpose_x or transpose_y is set; only a plain matmul_grad is split}}
-  %dx, %dy = dist.matmul_grad %x, %y, %dout transpose_y
-      : tensor<8x64xf32>, tensor<32x64xf32>, tensor<8x32xf32>
-      -> tensor<8x64xf32>, tensor<32x64xf32>
-  %r = dist.allreduce %dx on #mesh axes = [1] reduce = sum : tensor<8x64xf32> -> tensor<8x64xf32>
-  // expected-remark @+1 {{not split: transpose_x or transpose_y is set}}
+func.func @transposed_x(%dout: tensor<8x32xf32>, %xt: tensor<64x8xf32>, %y2: tensor<64x32xf32>)
+    -> tensor<64x8xf32> {
+  // expected-remark @+1 {{not split: transpose_x is set; a matmul_grad is split with a plain or transposed y only}}
   %dxt, %dy2 = dist.matmul_grad %xt, %y2, %dout transpose_x
       : tensor<64x8xf32>, tensor<64x32xf32>, tensor<8x32xf32>
       -> tensor<64x8xf32>, tensor<64x32xf32>
   %r2 = dist.allreduce %dxt on #mesh axes = [1] reduce = sum : tensor<64x8xf32> -> tensor<64x8xf32>
-  return %r, %r2 : tensor<8x64xf32>, tensor<64x8xf32>
+  return %r2 : tensor<64x8xf32>
 }
 
 // CHECK-LABEL: func @no_allreduce

@@ -165,9 +165,9 @@ LogicalResult
 mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
                                const MatmulGradOverlapOptions &options,
                                std::string &whyNot) {
-  if (op.getTransposeX() || op.getTransposeY()) {
-    whyNot = "transpose_x or transpose_y is set; only a plain matmul_grad is "
-             "split";
+  if (op.getTransposeX()) {
+    whyNot = "transpose_x is set; a matmul_grad is split with a plain or "
+             "transposed y only";
     return failure();
   }
   Operation *reduction = findXGradReduction(op, whyNot);
@@ -196,8 +196,10 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
 
   if (options.minOverlapRatio > 0.0) {
     CostModel model(options.costModel);
-    std::optional<double> flops =
-        CostModel::matmulFlops(x, op.getYGrad().getType(), /*transposeX=*/true);
+    // dY = X^T dOut, or dOut^T X for a transposed y: the same products.
+    std::optional<double> flops = CostModel::matmulFlops(
+        op.getTransposeY() ? dout : x, op.getYGrad().getType(),
+        /*transposeX=*/true);
     std::optional<double> commTime = model.collectiveTime(reduction);
     if (flops && commTime && *commTime > 0.0) {
       double computeTime =
@@ -223,10 +225,13 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  // dX = dOut * Y^T.
+  // dX = dOut * Y^T, or dOut * Y where the forward product read Y^T (a
+  // PyTorch weight, [out, in]).
+  bool transposedY = op.getTransposeY();
   auto dx = MatmulOp::create(rewriter, loc, op.getXGrad().getType(),
                              op.getOutGrad(), op.getY(),
-                             /*transpose_x=*/false, /*transpose_y=*/true);
+                             /*transpose_x=*/false,
+                             /*transpose_y=*/!transposedY);
   // The reduction comes right after dX and before dY, so that it overlaps
   // with the dY matmul on the model-parallel stream. A clone keeps its kind,
   // result type and attributes.
@@ -238,7 +243,8 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
     allreduce.setStreamAttr(stream);
   else
     cast<ReduceScatterOp>(reduced).setStreamAttr(stream);
-  // dY = X^T * dOut, with the leading dims of X and dOut folded.
+  // dY = X^T * dOut (dOut^T * X for a transposed y), with the leading dims
+  // of X and dOut folded.
   Value x = op.getX(), dout = op.getOutGrad();
   if (op.getX().getType().getRank() > 2) {
     auto groups = foldLeadingDims(op.getX().getType().getRank());
@@ -247,6 +253,8 @@ void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
     dout = tensor::CollapseShapeOp::create(
         rewriter, loc, foldedType(op.getOutGrad().getType()), dout, groups);
   }
+  if (transposedY)
+    std::swap(x, dout);
   auto dy = MatmulOp::create(rewriter, loc, op.getYGrad().getType(), x, dout,
                              /*transpose_x=*/true, /*transpose_y=*/false);
 

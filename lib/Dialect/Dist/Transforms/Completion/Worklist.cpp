@@ -137,13 +137,36 @@ LogicalResult Completion::completeFanOut(Operation *op, OpResult result) {
   bool linear = llvm::all_of(
       d.getPartials(), [](auto p) { return rules::isLinearKind(p.second); });
   size_t uses = llvm::range_size(result.getUses());
-  TensorDistAttr complete = d.dropPartial(d.getPartialAxes());
-  if (failed(reshardUses(result, withDist(typeOf(result), complete))))
+  // Views (expand_shape, collapse_shape) of a sum that only they read pass
+  // it on: the sum is completed before them, right after the op that
+  // computed it (a matmul_grad's input gradient viewed as [b, s, h], where
+  // --dist-matmul-grad-overlap finds the allreduce), and the views take the
+  // complete value.
+  OpResult made = result;
+  SmallVector<OpResult> views;
+  while (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(made.getOwner())) {
+    auto source = dyn_cast<OpResult>(made.getOwner()->getOperand(0));
+    if (!source || !source.hasOneUse() ||
+        origins.lookup(source) != source.getOwner() ||
+        distOf(source).getPartials() != d.getPartials())
+      break;
+    views.push_back(made);
+    made = source;
+  }
+  for (OpResult view : views)
+    setDecision(view, withDist(typeOf(view),
+                               distOf(view).dropPartial(d.getPartialAxes())));
+  TensorDistAttr madeDist = distOf(made);
+  if (failed(reshardUses(
+          made, withDist(typeOf(made),
+                         madeDist.dropPartial(madeDist.getPartialAxes())))))
     return failure();
-  remarkAt(op, "completion: reshard of result #")
-      << result.getResultNumber() << " from " << describe(d) << " to "
-      << describe(complete) << " where it is made: its " << uses
-      << " uses take the complete " << (linear ? "sum" : "value");
+  remarkAt(made.getOwner(), "completion: reshard of result #")
+      << made.getResultNumber() << " from " << describe(madeDist) << " to "
+      << describe(madeDist.dropPartial(madeDist.getPartialAxes()))
+      << " where it is made"
+      << (views.empty() ? "" : ", before the views that pass it on") << ": its "
+      << uses << " uses take the complete " << (linear ? "sum" : "value");
   return success();
 }
 
