@@ -61,6 +61,12 @@ EXCUSED = {
     "dist-run -n 16 --hostfile hostfile ./step": "needs a cluster (Integration/multihost.test)",
     "dist-run -n 16 --launcher 'srun --mpi=pmi2' ./step": "needs Slurm "
     "(Integration/multihost.test runs a launcher of its own)",
+    "apt-get install --no-install-recommends python3-torch": "installs a system "
+    "package (scripts/bootstrap.sh installs it before the tests)",
+    "dist-opt --dist-auto-parallel step.mlir": "step.mlir is what the reader's "
+    "Python wrote (Integration/torch-doc.test writes it and runs this)",
+    "dist-run -n 4 program.mlir": "program.mlir stands for the reader's program "
+    "with a @main (the README's dist-run command runs)",
 }
 
 TIMEOUT = 600

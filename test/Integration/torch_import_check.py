@@ -102,12 +102,13 @@ def equal(specs, layers=1):
 
 # Megatron-LM's tensor parallelism places four allreduces per layer: after
 # the attention's output projection and after fc2 (forward), and on the
-# input gradients of the Q/K/V projections and of fc1 (backward).
+# input gradients of the Q/K/V projections and of fc1 (backward). fc1's is
+# hidden behind its weight gradient's product (the model-parallel stream).
 MEGATRON = [
-    ("dist.allreduce", "return self.proj(out)"),
-    ("dist.allreduce", "return self.fc2(F.gelu(self.fc1(x)))"),
-    ("dist.allreduce", "return self.fc2(F.gelu(self.fc1(x)))"),
-    ("dist.allreduce", "q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)"),
+    ("dist.allreduce", "return self.proj(out)", None),
+    ("dist.allreduce", "return self.fc2(F.gelu(self.fc1(x)))", None),
+    ("dist.allreduce", "return self.fc2(F.gelu(self.fc1(x)))", "mp"),
+    ("dist.allreduce", "q = self.q(x).view(b, s, self.heads, d).transpose(1, 2)", None),
 ]
 
 
@@ -117,12 +118,14 @@ def report():
     step = dt.import_step(tm.gpt_step(model), (params, ids, targets), mesh=mesh, plan=plan)
     lines = open(tm.__file__).read().splitlines()
     found = []
-    for name, loc, nbytes in step.collectives():
+    for c in step.collectives():
+        loc = c.location
         text = lines[loc[1] - 1].strip() if loc and loc[0] == tm.__file__ else "?"
+        stream = f" (async, stream {c.stream})" if c.stream else ""
         print(
-            f"{name.removeprefix('dist.')} {nbytes} bytes at torch_models.py:{loc[1] if loc else '?'}: {text}"
+            f"{c.op.removeprefix('dist.')} {c.bytes} bytes at torch_models.py:{loc[1] if loc else '?'}{stream}: {text}"
         )
-        found.append((name, text))
+        found.append((c.op, text, c.stream))
     if found != MEGATRON:
         raise SystemExit(f"FAILED: tp's collectives {found} are not Megatron's {MEGATRON}")
     print(f"ok: tp on 2 processes places Megatron's {len(MEGATRON)} allreduces at its places")

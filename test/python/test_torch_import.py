@@ -100,7 +100,7 @@ def test_locations_are_the_models_lines():
 
 def test_tp_collectives_are_placed_by_completion():
     step = _megatron_mlp()
-    found = [(name, loc[1] if loc else None) for name, loc, _ in step.collectives()]
+    found = [(c.op, c.location[1] if c.location else None) for c in step.collectives()]
     # Megatron's one where the input needs no gradient: fc2's output.
     assert found == [("dist.allreduce", _line("MARK-forward"))]
 

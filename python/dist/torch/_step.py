@@ -1,4 +1,5 @@
 """import_step: trace, name the arguments, resolve the plan, lower."""
+import collections
 import inspect
 import operator
 
@@ -61,8 +62,10 @@ class Step:
         self.__dict__.update(kw)
 
     def collectives(self, pipeline="dist-auto-parallel"):
-        """What `pipeline` makes of the step: (collective, (file, line) in
-        the user's code, bytes per process), in program order."""
+        """What `pipeline` makes of the step, in program order: a
+        Collective per collective (op, location: (file, line) in the user's
+        code or None, bytes per process, stream: "mp"/"dp" when it runs
+        asynchronously, else None)."""
         return collectives(self, pipeline)
 
     def __repr__(self):
@@ -207,9 +210,7 @@ class _Lowering(Importer):
         args = [self.get(a) for a in node.args]
         kwargs = {k: self.get(v) for k, v in node.kwargs.items()}
         flat = [
-            a
-            for a in _flatten(args) + _flatten(list(kwargs.values()))
-            if isinstance(a, (Val, Const, Collapsed, Transposed))
+            a for a in _flatten(args) + _flatten(list(kwargs.values())) if isinstance(a, TENSORS)
         ]
         if _packet(node) in _RANDOM:
             self.fail(
@@ -541,11 +542,13 @@ _COLLECTIVES = (
 )
 
 
+Collective = collections.namedtuple("Collective", "op location bytes stream")
+
+
 def collectives(step, pipeline="dist-auto-parallel"):
-    """The collectives `pipeline` places in the step, in program order:
-    (op name, the user's (file, line) or None, the result's bytes per
-    process)."""
+    """The collectives `pipeline` places in the step (Step.collectives)."""
     import dist
+    from dist import _ods
 
     module = dist.Module.parse(step.text, context=step.module.context)
     module.run(pipeline)
@@ -558,7 +561,12 @@ def collectives(step, pipeline="dist-auto-parallel"):
         if isinstance(t, dist.FutureType):
             t = t.value_type
         nbytes = _prod(t.shape) * 4
-        found.append((op.name, loc, nbytes))
+        stream = op.attributes.get("stream")
+        if stream is not None:
+            # An i32 enum attribute: its spelling from the ODS facts.
+            value = int(str(stream).split(":")[0])
+            stream = next((k for k, v in _ods.ENUMS["StreamKind"].items() if v == value), value)
+        found.append(Collective(op.name, loc, nbytes, stream))
     return found
 
 
