@@ -218,3 +218,11 @@ def test_heads_split_attention_batches_over_the_heads():
         in text
     )
     assert "dist.reshard" not in text
+
+
+def test_nested_arguments_are_refused():
+    _refused(
+        lambda xs: xs[0][0] * 2.0,
+        ([[torch.randn(2), torch.randn(2)], torch.randn(2)],),
+        "nest deeper than tensors",
+    )

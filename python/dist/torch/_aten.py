@@ -453,16 +453,18 @@ def _mse_loss_backward(im, grad, x, y, reduction=1):
 # -- products -------------------------------------------------------------------
 
 
-def _transposed(im, node):
-    """(node, transposed?) of a product operand: a chain of aten.t (or a
-    transpose of the last two dims) is folded into the product."""
-    import torch.fx
-
+def _folded(lazy, node):
+    """(node, transposed?) of a product operand: a chain of the `lazy`
+    transposes (aten.t, transposes of the last two dims) is folded into the
+    product."""
     flip = False
-    while isinstance(node, torch.fx.Node) and node in im.lazy:
-        flip = not flip
-        node = node.args[0]
+    while node in lazy:
+        flip, node = not flip, node.args[0]
     return node, flip
+
+
+def _transposed(im, node):
+    return _folded(im.lazy, node)
 
 
 def _product(im, xn, yn):
@@ -526,14 +528,7 @@ def canonical_product(lazy, node):
     """(x, y, transpose_x, transpose_y) of a product node, its operands'
     transposes folded."""
     i, j = {"aten.addmm.default": (1, 2)}.get(_aten_name(node), (0, 1))
-
-    def fold(n):
-        flip = False
-        while n in lazy:
-            flip, n = not flip, n.args[0]
-        return n, flip
-
-    (x, tx), (y, ty) = fold(node.args[i]), fold(node.args[j])
+    (x, tx), (y, ty) = _folded(lazy, node.args[i]), _folded(lazy, node.args[j])
     return x, y, tx, ty
 
 
@@ -775,10 +770,6 @@ def _refuse(why):
         im.fail(why)
 
     return lower
-
-
-def _a(name):
-    return lambda im, x, y: im.a(name, x, y)
 
 
 # Lowerings that take (importer, *args, **kwargs); those taking the node are

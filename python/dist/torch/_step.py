@@ -55,8 +55,9 @@ class Step:
     """An imported training step: `module` (a dist.Module holding
     @`name`, marked {dist.complete}), `text` (its IR with locations), the
     arguments' `names`, `shapes`, `dtypes` and `placements`, and the
-    results' `outputs` ((path, shape, placements) per leaf) and `out_spec`
-    (fn's output structure)."""
+    results' `outputs` ((path, shape, placements, the parameter it is tied
+    to or None) per leaf), `output_dtypes` and `out_spec` (fn's output
+    structure)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -459,6 +460,11 @@ def import_step(
     from torch.utils import _pytree as pytree
 
     leaves = pytree.tree_flatten(list(example_args))[0]
+    if len(leaves) != len(names):
+        raise TorchImportError(
+            "the step's arguments nest deeper than tensors, dicts and lists of tensors, "
+            f"which the importer names ({len(leaves)} tensors, {len(names)} names)"
+        )
     for n, t in zip(names, leaves):
         if not isinstance(t, torch.Tensor):
             raise TorchImportError(
