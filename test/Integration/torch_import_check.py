@@ -42,8 +42,13 @@ def gpt(layers=1, seed=0):
     return model, tm.parameters(model), ids, targets
 
 
-def layout(spec, layers=1):
-    """(mesh, plan, placements) of LAYOUT:MESH."""
+# --extra's styles: the token embedding or the LM head split too.
+EXTRA_STYLES = {"rows": dt.RowwiseParallel, "columns": dt.ColwiseParallel}
+
+
+def layout(spec, layers=1, extra=()):
+    """(mesh, plan, placements) of LAYOUT:MESH, with the --extra
+    MODULE=rows|columns entries added to the plan."""
     name, _, sizes = spec.partition(":")
     if name not in LAYOUTS:
         raise SystemExit(f"unknown layout {name!r}")
@@ -53,6 +58,9 @@ def layout(spec, layers=1):
     )
     mesh = dt.DeviceMesh(shape, axes)
     plan = tm.gpt_plan(layers, name.endswith("-sp")) if "tp" in name else {}
+    for item in extra:
+        module, _, style = item.partition("=")
+        plan[module] = EXTRA_STYLES[style]()
     placements = {}
     if "dp" in name:
         batch = [dt.Shard(0)] + [dt.Replicate()] * (len(axes) - 1)
@@ -83,17 +91,18 @@ def compare(what, got, want, names):
     return loss_err, worst
 
 
-def equal(specs, layers=1):
+def equal(specs, layers=1, extra=()):
     model, params, ids, targets = gpt(layers)
     step = tm.gpt_step(model)
     want = step(params, ids, targets)
     for spec in specs:
-        mesh, plan, placements = layout(spec, layers)
+        mesh, plan, placements = layout(spec, layers, extra)
         run = dt.compile(step, (params, ids, targets), mesh=mesh, plan=plan, placements=placements)
         got = run(params, ids, targets)
         loss_err, worst = compare(spec, got, want, list(params))
+        with_extra = "".join(f" {e}" for e in extra)
         print(
-            f"ok: {spec} on {mesh.size} processes: loss {float(got[0]):.6f} (torch "
+            f"ok: {spec}{with_extra} on {mesh.size} processes: loss {float(got[0]):.6f} (torch "
             f"{float(want[0]):.6f}), {len(params)} gradients; worst relative error: loss "
             f"{loss_err:.1e}, gradients {worst:.1e}"
         )
@@ -172,9 +181,15 @@ def main(argv=None):
     p.add_argument("mode", choices=("equal", "report", "ops", "optim", "models"))
     p.add_argument("specs", nargs="*")
     p.add_argument("--layers", type=int, default=1, help="blocks of the GPT (equal)")
+    p.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        help="MODULE=rows|columns: wte or head split too (equal)",
+    )
     args = p.parse_args(argv)
     if args.mode == "equal":
-        return equal(args.specs or ["serial"], args.layers)
+        return equal(args.specs or ["serial"], args.layers, args.extra)
     if args.mode == "report":
         return report()
     if args.mode == "models":

@@ -3,15 +3,6 @@
 // What the pass refuses, on programs whose distributions are right.
 
 #mesh = #dist.mesh<shape = [2, 4]>
-func.func @column_split(%ids: tensor<4xi64>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [-1, 1]>>) -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, 1]>> {
-  // expected-error @+1 {{weight's column dim is split over mesh axis 1; only row-parallel (vocab-parallel) embeddings can be lowered}}
-  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x16xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<4x16xf32, #dist.tensor<#mesh, [-1, 1]>>
-  return %e : tensor<4x16xf32, #dist.tensor<#mesh, [-1, 1]>>
-}
-
-// -----
-
-#mesh = #dist.mesh<shape = [2, 4]>
 func.func @rows_and_batch_same_axis(%ids: tensor<4xi64, #dist.tensor<#mesh, [1]>>, %w: tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>>, %g: tensor<4x16xf32, #dist.tensor<#mesh, [1, -1]>>) -> tensor<100x16xf32, #dist.tensor<#mesh, [1, -1]>> {
   // The gradient's rule refuses it before the pass sees it.
   // expected-error @+1 {{'dist.embedding_grad' op has no correct distribution: mesh axis 1 splits both the table's rows and the ids}}

@@ -235,3 +235,28 @@ func.func @lookup_used_twice(%ids: tensor<4x16xi64, #dist.tensor<#mesh, [-1, -1]
   %b = dist.all_slice %e on #mesh axes = [1] : tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>> -> tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>
   return %b, %twice : tensor<4x4x64xf32, #dist.tensor<#mesh, [-1, 1, -1]>>, tensor<4x16x64xf32, #dist.tensor<#mesh, [-1, -1, -1]>>
 }
+
+// -----
+
+// A table split by columns (nn.Embedding under ColwiseParallel) is a local
+// lookup of each process's columns: the pass leaves it, its gradient too;
+// with the rows split as well, the lookup is vocab-parallel over the rows'
+// axis on the local columns.
+// CHECK-LABEL: func.func @column_split
+// CHECK-NEXT: %[[E:.*]] = dist.embedding %arg0, %arg1 : tensor<4xi64>, tensor<100x4xf32, #dist.tensor<#{{.*}}, [-1, 1]>> -> tensor<4x4xf32, #dist.tensor<#{{.*}}, [-1, 1]>>
+// CHECK-NEXT: %[[G:.*]] = dist.embedding_grad %arg0, %arg1, %[[E]]
+// CHECK-NEXT: return
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @column_split(%ids: tensor<4xi64>, %w: tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>>) -> (tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>>) {
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>
+  %g = dist.embedding_grad %ids, %w, %e : tensor<4xi64>, tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>> -> tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>>
+  return %e, %g : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>, tensor<100x4xf32, #dist.tensor<#mesh, [-1, 1]>>
+}
+
+// CHECK-LABEL: func.func @rows_and_columns_split
+// CHECK: %[[P:.*]] = dist.c_embedding %arg0, %arg1 start = %{{.*}} : tensor<4xi64>, tensor<50x4xf32, #dist.tensor<#{{.*}}, [0, 1]>> -> tensor<4x4xf32, #dist.tensor<#{{.*}}, [-1, 1], partial = [0 : sum]>>
+// CHECK-NEXT: dist.allreduce %[[P]] on #{{.*}} axes = [0] reduce = sum
+func.func @rows_and_columns_split(%ids: tensor<4xi64>, %w: tensor<50x4xf32, #dist.tensor<#mesh, [0, 1]>>) -> tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>> {
+  %e = dist.embedding %ids, %w : tensor<4xi64>, tensor<50x4xf32, #dist.tensor<#mesh, [0, 1]>> -> tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>
+  return %e : tensor<4x4xf32, #dist.tensor<#mesh, [-1, 1]>>
+}

@@ -53,12 +53,10 @@ static FailureOr<std::optional<RowSplit>> analyzeTable(Operation *op, Value ids,
                                                        bool requireRowSplit) {
   auto weightType = cast<RankedTensorType>(weight.getType());
   TensorDistAttr weightDist = getTensorDist(weightType);
+  // A split of the columns keeps the lookup local: each process reads its
+  // columns of the rows it is given (and, with the rows split too, of the
+  // rows it holds).
   int64_t rowAxis = weightDist ? weightDist.getMeshAxis(0) : -1;
-  int64_t colAxis = weightDist ? weightDist.getMeshAxis(1) : -1;
-  if (colAxis != -1)
-    return op->emitError("weight's column dim is split over mesh axis ")
-           << colAxis
-           << "; only row-parallel (vocab-parallel) embeddings can be lowered";
   if (rowAxis == -1) {
     if (requireRowSplit)
       return op->emitError("weight rows are not split over a mesh axis; "

@@ -120,9 +120,9 @@ def DistParallelEmbedding
       to it, when missing.
 
     Embeddings whose rows are not split are local lookups and stay as they
-    are (an error under `require-row-split`). Errors, with a diagnostic on the
-    op: the weight's column dim is split; the ids' batch dim is split over
-    the row axis; the result is split over the row axis; ids and weight on
+    are (an error under `require-row-split`); a split of the table's
+    columns is local too (each process looks up its columns). Errors, with a
+    diagnostic on the op: the ids' batch dim is split over the row axis; the result is split over the row axis; ids and weight on
     different meshes; a dynamic local row count. Since tensor types hold
     local shapes, the global vocabulary is `rows * size(a)` and is always
     divisible by the axis size.
