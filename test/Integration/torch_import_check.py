@@ -7,6 +7,7 @@
   torch_import_check.py ops [MESH]              every covered op, forward and backward
   torch_import_check.py optim                   functional SGD and AdamW steps
   torch_import_check.py models                  an MLP and a 2-layer GPT import
+  torch_import_check.py modules                 nn.MultiheadAttention and others, whole
 
 `equal`: the block (token and position embeddings, one pre-LN layer with
 causal attention written with torch.matmul and masked_fill, GeLU, the final
@@ -174,11 +175,54 @@ def models():
     return 0
 
 
+def module_cases():
+    """torch.nn modules whose ATen ops the per-op cases cover, checked
+    whole: (name, module, inputs)."""
+    import torch.nn as nn
+
+    torch.manual_seed(2)
+    x = torch.randn(2, 6, 16)
+    return [
+        ("nn.MultiheadAttention", nn.MultiheadAttention(16, 4, batch_first=True), (x, x, x)),
+        (
+            "nn.TransformerEncoderLayer (dropout 0)",
+            nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True),
+            (x,),
+        ),
+        (
+            "nn.Sequential(Linear, SiLU, Linear)",
+            nn.Sequential(nn.Linear(16, 32), nn.SiLU(), nn.Linear(32, 16)),
+            (x,),
+        ),
+    ]
+
+
+def modules():
+    from torch.nn.utils import stateless
+
+    for name, module, inputs in module_cases():
+        params = tm.parameters(module)
+
+        def step(params, *xs):
+            out = stateless.functional_call(module, params, xs)
+            out = out[0] if isinstance(out, tuple) else out
+            loss = out.pow(2).mean()
+            return loss, torch.autograd.grad(loss, list(params.values()))
+
+        want = step(params, *inputs)
+        got = dt.compile(step, (params, *inputs))(params, *inputs)
+        loss_err, worst = compare(name, got, want, list(params))
+        print(
+            f"ok: {name}: loss and {len(params)} gradients; worst relative error {max(loss_err, worst):.1e}"
+        )
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("mode", choices=("equal", "report", "ops", "optim", "models"))
+    p.add_argument("mode", choices=("equal", "report", "ops", "optim", "models", "modules"))
     p.add_argument("specs", nargs="*")
     p.add_argument("--layers", type=int, default=1, help="blocks of the GPT (equal)")
     p.add_argument(
@@ -194,6 +238,8 @@ def main(argv=None):
         return report()
     if args.mode == "models":
         return models()
+    if args.mode == "modules":
+        return modules()
     import torch_ops
 
     if args.mode == "ops":

@@ -136,6 +136,52 @@ def _gelu_backward(im, grad, x, approximate="none"):
     return im.ew([grad, x], tanh_form if approximate == "tanh" else erf_form)
 
 
+def _silu_body(im, a):
+    return im.a("mulf", a, _sigmoid(im, a))
+
+
+def _silu_backward(im, grad, x):
+    def body(g, a):
+        sig = _sigmoid(im, a)
+        inner = im.a("addf", im.c(1.0), im.a("mulf", a, im.a("subf", im.c(1.0), sig)))
+        return im.a("mulf", g, im.a("mulf", sig, inner))
+
+    return im.ew([grad, x], body)
+
+
+def _softplus(im, x, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+
+    def body(a):
+        bx = im.a("mulf", a, im.c(beta))
+        soft = im.a("divf", im.mth("log1p", im.mth("exp", bx)), im.c(beta))
+        return im.select(im.cmpf("ogt", bx, im.c(threshold)), a, soft)
+
+    return im.ew([x], body)
+
+
+def _softplus_backward(im, grad, x, beta=1, threshold=20):
+    def body(g, a):
+        bx = im.a("mulf", a, im.c(beta))
+        d = im.a("mulf", g, _sigmoid(im, bx))
+        return im.select(im.cmpf("ogt", bx, im.c(threshold)), g, d)
+
+    return im.ew([grad, x], body)
+
+
+def _leaky_relu(im, x, slope=0.01):
+    return im.ew(
+        [x], lambda a: im.select(im.cmpf("ogt", a, im.c(0.0)), a, im.a("mulf", a, im.c(slope)))
+    )
+
+
+def _leaky_relu_backward(im, grad, x, slope, self_is_result=False):
+    def body(g, a):
+        return im.select(im.cmpf("ogt", a, im.c(0.0)), g, im.a("mulf", g, im.c(slope)))
+
+    return im.ew([grad, x], body)
+
+
 def _tanh_backward(im, grad, out):
     return im.ew(
         [grad, out], lambda g, y: im.a("mulf", g, im.a("subf", im.c(1.0), im.a("mulf", y, y)))
@@ -798,6 +844,12 @@ LOWERINGS = {
     "aten.sigmoid.default": _unary(_sigmoid),
     "aten.relu.default": _relu,
     "aten.tanh_backward.default": _tanh_backward,
+    "aten.silu.default": _unary(_silu_body),
+    "aten.silu_backward.default": _silu_backward,
+    "aten.softplus.default": _softplus,
+    "aten.softplus_backward.default": _softplus_backward,
+    "aten.leaky_relu.default": _leaky_relu,
+    "aten.leaky_relu_backward.default": _leaky_relu_backward,
     "aten.sigmoid_backward.default": _sigmoid_backward,
     "aten.sgn.default": _unary(_sign),
     "aten.sign.default": _unary(_sign),
