@@ -416,7 +416,7 @@ func.func @f(%f: !dist.future<tensor<8xf32>>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%f: !dist.future<tensor<8xf32>>) -> tensor<8xf32> {
-  // expected-error @+1 {{'dist.wait' op waits for nothing: its future does not come from a collective}}
+  // expected-error @+1 {{'dist.wait' op waits for nothing: its future does not come from a collective or a dist.recv}}
   %r = dist.wait %f : !dist.future<tensor<8xf32>>
   return %r : tensor<8xf32>
 }
@@ -1134,4 +1134,90 @@ func.func @constraint_unmarked(%x: tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>>
   // expected-error @+1 {{'dist.constraint' op operand has #dist.tensor<#dist.mesh<shape = [2, 2], names = ["dp", "mp"]>, [0, -1]> but the constraint pins #dist.tensor<#dist.mesh<shape = [2, 2], names = ["dp", "mp"]>, [1, -1]>: outside a function marked 'dist.complete' a constraint only states what holds (dist.reshard changes a distribution)}}
   %c = dist.constraint %x : tensor<4x8xf32, #dist.tensor<#mesh, [0, -1]>> -> tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
   return %c : tensor<4x8xf32, #dist.tensor<#mesh, [1, -1]>>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.send, dist.recv
+//===----------------------------------------------------------------------===//
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.send' op mesh axis 2 is out of range for a mesh of rank 2}}
+  dist.send %x to 1 on #mesh axis = 2 tag = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.send' op peer 2 is not a coordinate of mesh axis 0 (size 2)}}
+  dist.send %x to 2 on #mesh axis = 0 tag = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'dist.send' op attribute 'peer' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  dist.send %x to -1 on #mesh axis = 0 tag = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.recv' op tag 32768 exceeds 32767, the largest tag MPI guarantees}}
+  %r = dist.recv from 1 on #mesh axis = 0 tag = 32768 : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) {
+  // expected-error @+1 {{'dist.send' op transfers along mesh axis 0 a tensor split or partial over it: #dist.tensor<#dist.mesh<shape = [2, 4]>, [0]>}}
+  dist.send %x to 1 on #mesh axis = 0 tag = 0 : tensor<4xf32, #dist.tensor<#mesh, [0]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() -> tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>> {
+  // expected-error @+1 {{'dist.recv' op transfers along mesh axis 0 a tensor split or partial over it}}
+  %r = dist.recv from 1 on #mesh axis = 0 tag = 0 : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+  return %r : tensor<8xf32, #dist.tensor<#mesh, [-1], partial = [0 : sum]>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+#other = #dist.mesh<shape = [8]>
+func.func @f(%x: tensor<8xf32, #dist.tensor<#other, [-1]>>) {
+  // expected-error @+1 {{'dist.send' op the tensor is distributed on mesh}}
+  dist.send %x to 1 on #mesh axis = 0 tag = 0 : tensor<8xf32, #dist.tensor<#other, [-1]>>
+  return
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() -> !dist.future<tensor<8xf32>> {
+  // expected-error @+1 {{'dist.recv' op result is used by 'func.return' before a dist.wait completes it}}
+  %f = dist.recv from 1 on #mesh axis = 0 tag = 0 : !dist.future<tensor<8xf32>>
+  return %f : !dist.future<tensor<8xf32>>
+}
+
+// -----
+
+#mesh = #dist.mesh<shape = [2, 4]>
+func.func @f() {
+  // expected-error @+1 {{'dist.recv' op result is never waited for}}
+  %f = dist.recv from 1 on #mesh axis = 0 tag = 0 : !dist.future<tensor<8xf32>>
+  return
 }

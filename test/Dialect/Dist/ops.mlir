@@ -170,3 +170,16 @@ func.func @step(%w: tensor<4xf32> {dist.param = "w"}, %s: tensor<1xf32> {dist.lo
   %f = arith.constant dense<false> : tensor<1xi1>
   return %g, %f : tensor<4xf32>, tensor<1xi1>
 }
+
+// CHECK-LABEL: func @transfers
+func.func @transfers(%x: tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>>) -> tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>> {
+  // CHECK: dist.send %{{.*}} to 1 on #[[MESH]] axis = 0 tag = 7 : tensor<4x8xf32, #dist.tensor<#[[MESH]], [-1, 1]>>
+  dist.send %x to 1 on #mesh axis = 0 tag = 7 : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>>
+  // CHECK: %[[F:.*]] = dist.recv from 1 on #[[MESH]] axis = 0 tag = 8 : !dist.future<tensor<4x8xf32, #dist.tensor<#[[MESH]], [-1, 1]>>>
+  %f = dist.recv from 1 on #mesh axis = 0 tag = 8 : !dist.future<tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>>>
+  // CHECK: dist.recv from 0 on #[[MESH]] axis = 0 tag = 32767 : tensor<4x8xf32>
+  %r = dist.recv from 0 on #mesh axis = 0 tag = 32767 : tensor<4x8xf32>
+  // CHECK: dist.wait %[[F]]
+  %y = dist.wait %f : !dist.future<tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>>>
+  return %y : tensor<4x8xf32, #dist.tensor<#mesh, [-1, 1]>>
+}

@@ -105,6 +105,8 @@ static LogicalResult verifyOnMesh(Operation *op, TensorDistAttr dist,
   return success();
 }
 
+static LogicalResult verifyWaitedOnce(Operation *op, Value future);
+
 /// An asynchronous collective runs on a communication stream and is
 /// completed by exactly one dist.wait in its own block, before which nothing
 /// reads its result.
@@ -115,7 +117,10 @@ static LogicalResult verifyAsync(CollectiveOpInterface op) {
   if (!stream || *stream == StreamKind::Compute)
     return op->emitOpError("is asynchronous (returns a future) but is not on "
                            "a communication stream");
-  Value future = op.getResult();
+  return verifyWaitedOnce(op, op.getResult());
+}
+
+static LogicalResult verifyWaitedOnce(Operation *op, Value future) {
   WaitOp wait;
   for (Operation *user : future.getUsers()) {
     if (!isa<WaitOp>(user))
@@ -466,9 +471,59 @@ void ReshardOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 LogicalResult WaitOp::verify() {
   Operation *def = getFuture().getDefiningOp();
-  if (!def || !isa<CollectiveOpInterface>(def))
+  if (!def || !isa<CollectiveOpInterface, RecvOp>(def))
     return emitOpError("waits for nothing: its future does not come from a "
-                       "collective");
+                       "collective or a dist.recv");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SendOp, RecvOp
+//===----------------------------------------------------------------------===//
+
+RankedTensorType SendOp::getTensorType() { return getInput().getType(); }
+
+RankedTensorType RecvOp::getTensorType() {
+  Type type = getResult().getType();
+  if (auto future = dyn_cast<FutureType>(type))
+    return future.getValueType();
+  return cast<RankedTensorType>(type);
+}
+
+/// MPI promises at least this many tags (MPI_TAG_UB >= 32767).
+static constexpr int64_t kMaxTransferTag = 32767;
+
+/// What a transfer's attributes and type must say, whichever side it is.
+template <typename OpT> static LogicalResult verifyTransfer(OpT op) {
+  MeshAttr mesh = op.getMesh();
+  int64_t axis = op.getAxis();
+  if (axis >= mesh.getRank())
+    return op.emitOpError("mesh axis ")
+           << axis << " is out of range for a mesh of rank " << mesh.getRank();
+  if (static_cast<int64_t>(op.getPeer()) >= mesh.getAxisSize(axis))
+    return op.emitOpError("peer ")
+           << op.getPeer() << " is not a coordinate of mesh axis " << axis
+           << " (size " << mesh.getAxisSize(axis) << ")";
+  if (op.getTag() > kMaxTransferTag)
+    return op.emitOpError("tag ")
+           << op.getTag() << " exceeds " << kMaxTransferTag
+           << ", the largest tag MPI guarantees";
+  TensorDistAttr dist = getTensorDist(op.getTensorType());
+  if (failed(verifyOnMesh(op, dist, mesh, "the tensor")))
+    return failure();
+  if (dist && (dist.getDimOfMeshAxis(axis) || dist.getPartialKind(axis)))
+    return op.emitOpError("transfers along mesh axis ")
+           << axis << " a tensor split or partial over it: " << dist;
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyTransfer(*this); }
+
+LogicalResult RecvOp::verify() {
+  if (failed(verifyTransfer(*this)))
+    return failure();
+  if (isAsync())
+    return verifyWaitedOnce(*this, getResult());
   return success();
 }
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Analysis/ControlFlowEdges.h"
+#include "dist/Analysis/PipelineCheck.h"
 #include "dist/Analysis/Varying.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/Rules/DistRules.h"
@@ -569,6 +570,8 @@ LogicalResult mlir::dist::verifyDistributions(ModuleOp module) {
       }
   });
   if (failed(divergence.check()))
+    hadError = true;
+  if (failed(verifyPipelineTransfers(module)))
     hadError = true;
   return failure(hadError);
 }

@@ -398,10 +398,10 @@ def Dist_ConstraintOp : Dist_Op<"constraint", [Pure]> {
 def Dist_WaitOp : Dist_Op<"wait", [
     TypesMatchWith<"result is the value type of the future", "future", "result",
                    "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
-  let summary = "Completion point of an asynchronous collective";
+  let summary = "Completion point of an asynchronous collective or receive";
   let description = [{
-    Blocks the compute stream until the collective that produced `future`
-    has finished, and yields its result. Every asynchronous collective has
+    Blocks the compute stream until the collective (or the `dist.recv`) that
+    produced `future` has finished, and yields its result. Every asynchronous collective has
     exactly one wait, in its own block; `--dist-assign-streams` places it
     right before the first use of the result, so the communication overlaps
     everything issued in between.
@@ -417,6 +417,88 @@ def Dist_WaitOp : Dist_Op<"wait", [
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Point-to-point transfers between pipeline stages
+//===----------------------------------------------------------------------===//
+
+// Like collectives, transfers carry no side-effect trait: a send and its
+// receive must both stay, in their order.
+class Dist_TransferOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, traits> {
+  code commonArgsFormat = [{
+    $peer `on` custom<MeshRef>($mesh) `axis` `=` $axis `tag` `=` $tag
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The transferred tensor's type (a receive's future unwrapped).
+    ::mlir::RankedTensorType getTensorType();
+  }];
+}
+
+def Dist_SendOp : Dist_TransferOp<"send"> {
+  let summary = "Send a tensor to the process at another coordinate of a mesh axis";
+  let description = [{
+    Sends `input` to the process whose coordinates equal this process's
+    except along mesh axis `axis`, where it is `peer`: the next or previous
+    pipeline stage. `tag` names the message between the two processes; the
+    receive with the same tag on the peer takes it. The send blocks until
+    that receive is posted (rendezvous: `--dist-verify-pipeline` proves that
+    no program relies on buffering), so transfers only appear inside a
+    stage's program (a case of an `scf.index_switch` on the
+    `dist.process_coord` of `axis`), where the sender's coordinate is known.
+
+    The value is the same tensor on both sides: an encoding may split it or
+    make it partial over other axes, never over `axis`.
+
+    ```mlir
+    dist.send %h to 1 on #mesh axis = 0 tag = 3
+        : tensor<8x64xf32, #dist.tensor<#mesh, [-1, 1]>>
+    ```
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+    Dist_MeshAttr:$mesh,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$tag
+  );
+  let assemblyFormat = "$input `to` " # commonArgsFormat #
+                       "attr-dict `:` type($input)";
+}
+
+def Dist_RecvOp : Dist_TransferOp<"recv"> {
+  let summary = "Receive a tensor from the process at another coordinate of a mesh axis";
+  let description = [{
+    Receives the tensor that the process at coordinate `peer` along mesh
+    axis `axis` (this process's coordinates elsewhere) sends with `tag`.
+    With a tensor result the receive blocks until the message arrives; with
+    a `!dist.future` result it is only posted, and its one `dist.wait`, in
+    the same block, yields the tensor. Posting a receive early is what lets
+    a peer's blocking send return: `--dist-pipeline` posts each receive an
+    action ahead of the one that reads it.
+
+    ```mlir
+    %f = dist.recv from 0 on #mesh axis = 0 tag = 3
+        : !dist.future<tensor<8x64xf32, #dist.tensor<#mesh, [-1, 1]>>>
+    ...
+    %h = dist.wait %f : !dist.future<tensor<8x64xf32, #dist.tensor<#mesh, [-1, 1]>>>
+    ```
+  }];
+  let arguments = (ins
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+    Dist_MeshAttr:$mesh,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$tag
+  );
+  let results = (outs Dist_CollectiveResult:$result);
+  let assemblyFormat = "`from` " # commonArgsFormat #
+                       "attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType();
+    bool isAsync() { return ::llvm::isa<FutureType>(getResult().getType()); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

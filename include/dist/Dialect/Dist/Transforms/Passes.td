@@ -577,7 +577,13 @@ def DistVerifyDistributions
       control dependent on, or an op with regions dist knows nothing of;
       only some processes of the group would issue it and the group would
       deadlock. The diagnostic shows the source of the difference and, for
-      a call, the chain of calls down to the collective.
+      a call, the chain of calls down to the collective;
+    * the `dist.send`s and `dist.recv`s between pipeline stages (the cases
+      of an `scf.index_switch` on a `dist.process_coord`) must each have
+      one partner of the same type and tag in the peer's case, and must
+      not deadlock when every send waits for its receive to be posted
+      (`dist/Analysis/PipelineCheck.h`): the error is at the first blocked
+      transfer, with a note where each other stage waits.
 
     An unannotated tensor is replicated. `--dist-auto-parallel` runs this
     pass first and last.
