@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,8 @@ struct Request {
   double eventBegin = -1;
   std::string eventName;
   int64_t stream = DIST_STREAM_COMPUTE;
+  // A receive: its wait is drawn, not its time in flight.
+  bool receive = false;
 };
 
 struct Runtime {
@@ -305,6 +308,80 @@ DIST_REDISTRIBUTE(i64, int64_t, MPI_INT64_T)
 } // extern "C"
 
 namespace {
+template <typename T>
+void sendTo(DistMemRef1D *send, int64_t peer, int64_t tag, int64_t commHandle,
+            MPI_Datatype type) {
+  static const bool synchronous = [] {
+    const char *value = std::getenv("DIST_RUNTIME_SSEND");
+    return value && std::string(value) == "1";
+  }();
+  if (send->size > 0 && send->stride != 1)
+    fatal("a send buffer must be contiguous", send->stride);
+  if (send->size > INT32_MAX)
+    fatal("a transfer of more than 2^31 - 1 elements", send->size);
+  auto comm = static_cast<MPI_Comm>(commHandle);
+  std::string what =
+      "send to " + std::to_string(peer) + " tag " + std::to_string(tag);
+  trace::state(what);
+  double begin = 0;
+  if (trace::eventsOn()) {
+    begin = trace::nowMicros();
+    trace::closeCompute(begin);
+  }
+  const T *values = data<T>(send);
+  int count = static_cast<int>(send->size);
+  if (synchronous)
+    check(MPI_Ssend(values, count, type, static_cast<int>(peer),
+                    static_cast<int>(tag), comm),
+          "MPI_Ssend failed");
+  else
+    check(MPI_Send(values, count, type, static_cast<int>(peer),
+                   static_cast<int>(tag), comm),
+          "MPI_Send failed");
+  if (trace::eventsOn()) {
+    double end = trace::nowMicros();
+    trace::record(what, "transfer", 0, begin, end, what);
+    trace::startCompute(end);
+  }
+}
+
+template <typename T>
+int64_t irecvFrom(DistMemRef1D *recv, int64_t peer, int64_t tag,
+                  int64_t commHandle, MPI_Datatype type) {
+  if (recv->size > INT32_MAX)
+    fatal("a transfer of more than 2^31 - 1 elements", recv->size);
+  return startRequest<T>(recv, 0, commHandle, type, [&](Request &e) {
+    e.receive = true;
+    e.eventName =
+        "recv from " + std::to_string(peer) + " tag " + std::to_string(tag);
+    if (trace::eventsOn())
+      e.eventBegin = trace::nowMicros();
+    check(MPI_Irecv(e.recv, static_cast<int>(e.count), type,
+                    static_cast<int>(peer), static_cast<int>(tag), e.comm,
+                    &e.request),
+          "MPI_Irecv failed");
+  });
+}
+} // namespace
+
+extern "C" {
+#define DIST_TRANSFER(SUFFIX, TYPE, MPI_TYPE)                                  \
+  void _mlir_ciface_dist_send_##SUFFIX(DistMemRef1D *send, int64_t peer,       \
+                                       int64_t tag, int64_t comm) {            \
+    sendTo<TYPE>(send, peer, tag, comm, MPI_TYPE);                             \
+  }                                                                            \
+  int64_t _mlir_ciface_dist_irecv_##SUFFIX(DistMemRef1D *recv, int64_t peer,   \
+                                           int64_t tag, int64_t comm) {        \
+    return irecvFrom<TYPE>(recv, peer, tag, comm, MPI_TYPE);                   \
+  }
+DIST_TRANSFER(f32, float, MPI_FLOAT)
+DIST_TRANSFER(f64, double, MPI_DOUBLE)
+DIST_TRANSFER(i32, int32_t, MPI_INT32_T)
+DIST_TRANSFER(i64, int64_t, MPI_INT64_T)
+#undef DIST_TRANSFER
+} // extern "C"
+
+namespace {
 template <typename T> void waitFor(int64_t handle, DistMemRef1D *recv) {
   if (handle == DIST_REQUEST_NONE)
     return;
@@ -339,9 +416,10 @@ template <typename T> void waitFor(int64_t handle, DistMemRef1D *recv) {
     double waitEnd = trace::nowMicros();
     trace::record("wait " + entry.eventName, "wait", 0, waitBegin, waitEnd,
                   entry.eventName);
-    trace::record(entry.eventName, "collective",
-                  trace::streamLane(entry.stream, entry.eventBegin, waitEnd),
-                  entry.eventBegin, waitEnd, entry.eventName);
+    if (!entry.receive)
+      trace::record(entry.eventName, "collective",
+                    trace::streamLane(entry.stream, entry.eventBegin, waitEnd),
+                    entry.eventBegin, waitEnd, entry.eventName);
     trace::startCompute(waitEnd);
   }
   rt.spareSendBuffers.push_back(std::move(entry.sendCopy));

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/Conversion/DistToMPI.h"
+#include "dist/Analysis/PipelineCheck.h"
 #include "dist/Conversion/MPIMemoryEffects.h"
 #include "dist/Conversion/Passes.h"
 #include "dist/Conversion/RuntimeCalls.h"
@@ -1070,6 +1071,105 @@ lowerWait(WaitOp op, WaitOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor,
   return success();
 }
 
+/// What a transfer moves and over which communicator: the elements widened
+/// as a collective widens them, and the group along the transfer's axis,
+/// whose rank of a process is its coordinate there.
+template <typename OpT>
+static FailureOr<std::pair<Type, Value>>
+prepareTransfer(OpT op, ConversionPatternRewriter &rewriter,
+                DistToMPIState &state) {
+  RankedTensorType type = op.getTensorType();
+  if (!type.hasStaticShape())
+    return op->emitOpError("cannot be lowered to MPI: its shape ")
+           << type << " is not static";
+  Type element = getReductionElementType(type.getElementType());
+  if (!element)
+    return op->emitOpError("cannot be lowered to MPI: no MPI type for ")
+           << type.getElementType();
+  int64_t axis = op.getAxis();
+  Value comm = state.getComm(rewriter, op, op.getMesh(), {axis});
+  if (!comm)
+    return failure();
+  return std::make_pair(element, comm);
+}
+
+static LogicalResult lowerSend(SendOp op, SendOp::Adaptor adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               DistToMPIState &state) {
+  FailureOr<std::pair<Type, Value>> prepared =
+      prepareTransfer(op, rewriter, state);
+  if (failed(prepared))
+    return failure();
+  auto [element, comm] = *prepared;
+  Location loc = op.getLoc();
+  Value flat =
+      flatten(rewriter, loc,
+              convertElements(rewriter, loc, adaptor.getInput(), element));
+  Value buffer = anySize(rewriter, loc, flat);
+  auto i64 = rewriter.getI64Type();
+  func::FuncOp send = state.getRuntimeFunction(
+      rewriter, op,
+      (Twine(DIST_RUNTIME_SEND_PREFIX) + runtimeSuffix(element)).str(),
+      rewriter.getFunctionType({buffer.getType(), i64, i64, comm.getType()},
+                               {}),
+      /*cInterface=*/true);
+  if (!send)
+    return failure();
+  Value peer = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getPeer()));
+  Value tag = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getTag()));
+  func::CallOp::create(rewriter, loc, send,
+                       ValueRange{buffer, peer, tag, comm});
+  rewriter.eraseOp(op);
+  return success();
+}
+
+/// A receive is posted (dist_irecv); a blocking one is waited for at once,
+/// a future one becomes the receive buffer and the request, as an
+/// asynchronous collective does.
+static LogicalResult lowerRecv(RecvOp op, RecvOp::Adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               DistToMPIState &state) {
+  FailureOr<std::pair<Type, Value>> prepared =
+      prepareTransfer(op, rewriter, state);
+  if (failed(prepared))
+    return failure();
+  auto [element, comm] = *prepared;
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getTensorType();
+  Value recv = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get({type.getNumElements()}, element));
+  Value buffer = anySize(rewriter, loc, recv);
+  auto i64 = rewriter.getI64Type();
+  func::FuncOp irecv = state.getRuntimeFunction(
+      rewriter, op,
+      (Twine(DIST_RUNTIME_IRECV_PREFIX) + runtimeSuffix(element)).str(),
+      rewriter.getFunctionType({buffer.getType(), i64, i64, comm.getType()},
+                               {i64}),
+      /*cInterface=*/true);
+  if (!irecv)
+    return failure();
+  Value peer = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getPeer()));
+  Value tag = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getTag()));
+  Value request = func::CallOp::create(rewriter, loc, irecv,
+                                       ValueRange{buffer, peer, tag, comm})
+                      .getResult(0);
+  if (op.isAsync()) {
+    rewriter.replaceOpWithMultiple(op, {{recv, request}});
+    return success();
+  }
+  if (failed(waitInRuntime(state, rewriter, op, request, recv)))
+    return failure();
+  Value received = unflatten(rewriter, loc, recv,
+                             RankedTensorType::get(type.getShape(), element));
+  rewriter.replaceOp(
+      op, convertElements(rewriter, loc, received, type.getElementType()));
+  return success();
+}
+
 static LogicalResult lowerProcessCoord(ProcessCoordOp op,
                                        ProcessCoordOp::Adaptor,
                                        ConversionPatternRewriter &rewriter,
@@ -1087,14 +1187,15 @@ void mlir::dist::populateDistToMPIConversionPatterns(
            CollectiveLowering<CIdentityOp>, CollectiveLowering<AllGatherOp>,
            CollectiveLowering<ReduceScatterOp>, CollectiveLowering<AllToAllOp>,
            FunctionLowering<lowerAllSlice>, FunctionLowering<lowerMakePartial>,
-           FunctionLowering<lowerWait>, FunctionLowering<lowerProcessCoord>>(
+           FunctionLowering<lowerWait>, FunctionLowering<lowerProcessCoord>,
+           FunctionLowering<lowerSend>, FunctionLowering<lowerRecv>>(
           converter, patterns.getContext(), state);
 }
 
 void mlir::dist::addDistToMPIIllegalOps(ConversionTarget &target) {
   target.addIllegalOp<AllReduceOp, BroadcastOp, CIdentityOp, AllGatherOp,
                       ReduceScatterOp, AllToAllOp, AllSliceOp, MakePartialOp,
-                      WaitOp, ProcessCoordOp>();
+                      WaitOp, ProcessCoordOp, SendOp, RecvOp>();
 }
 
 LogicalResult mlir::dist::addMPIInitAndFinalize(func::FuncOp entry,
@@ -1267,8 +1368,10 @@ struct ConvertDistToMPIPass
 
   void runOnCompleted(ModuleOp module) override {
     MLIRContext *ctx = &getContext();
+    // A schedule that could deadlock never reaches the runtime.
     if (failed(checkMeshes(module)) ||
-        (requireEntry && failed(checkEntry(module))))
+        (requireEntry && failed(checkEntry(module))) ||
+        failed(verifyPipelineTransfers(module)))
       return signalPassFailure();
 
     DistTypeConverter converter;

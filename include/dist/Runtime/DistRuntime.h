@@ -119,6 +119,29 @@ void _mlir_ciface_dist_wait_f64(int64_t request, DistMemRef1D *recv);
 void _mlir_ciface_dist_wait_i32(int64_t request, DistMemRef1D *recv);
 void _mlir_ciface_dist_wait_i64(int64_t request, DistMemRef1D *recv);
 
+/* Point-to-point transfers between pipeline stages (dist.send, dist.recv).
+ * `peer` is the other process's rank in `comm` (the group along the
+ * pipeline axis, ordered by coordinate), `tag` the message's tag.
+ * dist_send_* blocks until MPI may reuse `send`; with DIST_RUNTIME_SSEND=1
+ * in the environment it uses MPI_Ssend, which returns only once the
+ * receive is posted (the rendezvous the compile-time check assumes; the
+ * tests run with it to expose an order that only buffering makes work).
+ * dist_irecv_* posts a receive into `recv` and returns its request, which
+ * dist_wait_* completes.
+ *   MLIR: (memref<?xT>, i64, i64, !mpi.comm) -> () and
+ *         (memref<?xT>, i64, i64, !mpi.comm) -> i64,
+ *         with llvm.emit_c_interface */
+#define DIST_TRANSFER_DECLS(SUFFIX)                                            \
+  void _mlir_ciface_dist_send_##SUFFIX(DistMemRef1D *send, int64_t peer,       \
+                                       int64_t tag, int64_t comm);             \
+  int64_t _mlir_ciface_dist_irecv_##SUFFIX(DistMemRef1D *recv, int64_t peer,   \
+                                           int64_t tag, int64_t comm);
+DIST_TRANSFER_DECLS(f32)
+DIST_TRANSFER_DECLS(f64)
+DIST_TRANSFER_DECLS(i32)
+DIST_TRANSFER_DECLS(i64)
+#undef DIST_TRANSFER_DECLS
+
 /* Stops every process with a message unless MPI_COMM_WORLD has `expected`
  * processes: the program was lowered for that many (world-size), and on
  * another count its meshes would not match the processes. Called right after
@@ -211,6 +234,8 @@ void _mlir_ciface_dist_gemm_f64(DistMemRef2D *a, DistMemRef2D *b,
 #define DIST_RUNTIME_IREDUCE_SCATTER_PREFIX "dist_ireduce_scatter_"
 #define DIST_RUNTIME_IALLTOALL_PREFIX "dist_ialltoall_"
 #define DIST_RUNTIME_WAIT_PREFIX "dist_wait_"
+#define DIST_RUNTIME_SEND_PREFIX "dist_send_"
+#define DIST_RUNTIME_IRECV_PREFIX "dist_irecv_"
 #define DIST_RUNTIME_FINALIZE "dist_runtime_finalize"
 #define DIST_RUNTIME_CHECK_WORLD_SIZE "dist_check_world_size"
 #define DIST_RUNTIME_INDEX_ERROR "dist_index_error"

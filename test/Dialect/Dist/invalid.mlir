@@ -873,6 +873,36 @@ func.func @loss_scale_on_result(%s: tensor<1xf32>) -> (tensor<1xf32> {dist.loss_
 
 // -----
 
+// expected-error @+1 {{'func.func' op result #0: 'dist.loss' is a unit attribute, got "mean"}}
+func.func @loss_value(%l: tensor<1xf32>) -> (tensor<1xf32> {dist.loss = "mean"}) {
+  return %l : tensor<1xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'dist.loss' marks a function result, not a function argument}}
+func.func @loss_on_arg(%l: tensor<1xf32> {dist.loss}) {
+  return
+}
+
+// -----
+
+func.func @stage_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.stage' must be a non-negative integer, got -1 : i64}}
+  %y = arith.addf %x, %x {dist.stage = -1} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @stage_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.stage' must be a non-negative integer, got "first"}}
+  %y = arith.addf %x, %x {dist.stage = "first"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op result #0: 'dist.found_inf' is a unit attribute, got true}}
 func.func @found_inf_value(%f: tensor<1xi1>) -> (tensor<1xi1> {dist.found_inf = true}) {
   return %f : tensor<1xi1>

@@ -81,25 +81,28 @@ static LogicalResult
 verifyMarker(NamedAttribute attr, MarkerPlace place,
              llvm::function_ref<InFlightDiagnostic()> emit) {
   StringRef name = attr.getName().getValue();
+  enum Kind { Unit, String, Count };
   struct Rule {
     StringRef name;
-    bool isString;
+    Kind kind;
     std::array<std::optional<MarkerPlace>, 2> places;
   };
   // Built once: the verifier asks for every marker of every function.
   static const Rule rules[] = {
       {DistDialect::kParamAttrName,
-       true,
+       String,
        {MarkerPlace::Argument, MarkerPlace::Result}},
-      {DistDialect::kStartupAttrName, false, {MarkerPlace::Operation}},
-      {DistDialect::kCompleteAttrName, false, {MarkerPlace::Operation}},
-      {DistDialect::kRecomputeAttrName, false, {MarkerPlace::Operation}},
-      {DistDialect::kGradAttrName, true, {MarkerPlace::Result}},
+      {DistDialect::kStartupAttrName, Unit, {MarkerPlace::Operation}},
+      {DistDialect::kCompleteAttrName, Unit, {MarkerPlace::Operation}},
+      {DistDialect::kRecomputeAttrName, Unit, {MarkerPlace::Operation}},
+      {DistDialect::kGradAttrName, String, {MarkerPlace::Result}},
       {DistDialect::kStateAttrName,
-       true,
+       String,
        {MarkerPlace::Argument, MarkerPlace::Result}},
-      {DistDialect::kLossScaleAttrName, false, {MarkerPlace::Argument}},
-      {DistDialect::kFoundInfAttrName, false, {MarkerPlace::Result}},
+      {DistDialect::kLossScaleAttrName, Unit, {MarkerPlace::Argument}},
+      {DistDialect::kFoundInfAttrName, Unit, {MarkerPlace::Result}},
+      {DistDialect::kLossAttrName, Unit, {MarkerPlace::Result}},
+      {DistDialect::kStageAttrName, Count, {MarkerPlace::Operation}},
   };
   const Rule *rule =
       llvm::find_if(rules, [&](const Rule &r) { return r.name == name; });
@@ -115,11 +118,16 @@ verifyMarker(NamedAttribute attr, MarkerPlace place,
         places, diag, [&](MarkerPlace p) { diag << describe(p); }, " or ");
     return diag << ", not " << describe(place);
   }
-  if (rule->isString) {
+  if (rule->kind == String) {
     auto value = dyn_cast<StringAttr>(attr.getValue());
     if (!value || value.getValue().empty())
       return emit() << "'" << name
                     << "' must be a non-empty string naming a parameter, got "
+                    << attr.getValue();
+  } else if (rule->kind == Count) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isInteger() || value.getValue().isNegative())
+      return emit() << "'" << name << "' must be a non-negative integer, got "
                     << attr.getValue();
   } else if (!isa<UnitAttr>(attr.getValue())) {
     return emit() << "'" << name << "' is a unit attribute, got "

@@ -45,6 +45,8 @@ def Dist_Dialect : Dialect {
     | `dist.loss_scale` (unit) | function argument | the AMP loss scale |
     | `dist.found_inf` (unit) | function result | AMP: a gradient was not finite somewhere |
     | `dist.recompute` (unit) | any op | a recomputed forward op |
+    | `dist.loss` (unit) | function result | the step's loss, a mean over its batch (`--dist-pipeline` averages it over microbatches) |
+    | `dist.stage = k` (integer) | any op | the pipeline stage of the op (`--dist-pipeline`) |
   }];
   // materializeConstant builds arith.constant; the upstream ops whose rules
   // dist promises (DistRuleModels.cpp) are arith's and tensor's.
@@ -97,6 +99,11 @@ def Dist_Dialect : Dialect {
     /// was not finite on any process.
     static constexpr ::llvm::StringLiteral kFoundInfAttrName =
         "dist.found_inf";
+    /// `{dist.loss}` (unit) on a function result: the step's loss, a mean
+    /// over the batch.
+    static constexpr ::llvm::StringLiteral kLossAttrName = "dist.loss";
+    /// `dist.stage = k` (integer) on an op: its pipeline stage.
+    static constexpr ::llvm::StringLiteral kStageAttrName = "dist.stage";
   }];
 }
 

@@ -540,6 +540,61 @@ def DistOverlapReport : Pass<"dist-overlap-report", "::mlir::ModuleOp"> {
   ] # CostModelOptions;
 }
 
+def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Run a training step as pipeline stages over microbatches";
+  let description = [{
+    Splits each function whose ops say their stage (`dist.stage = k`) into
+    the programs of the stages along the mesh axis `axis`, running
+    `microbatches` microbatches in the order `schedule` gives each stage
+    (`dist/Analysis/PipelineSchedule.h`: one generator for `gpipe`, `1f1b`,
+    `interleaved` with `chunks` model chunks per stage, and `zb-h1`).
+
+    The input is a completed step on one microbatch: the arguments marked
+    `dist.param`, `dist.state` or `dist.loss_scale` are shared, every other
+    argument that the forward or backward reads is data and becomes one
+    argument per microbatch; the result marked `dist.loss` is the loss (a
+    mean over the batch). Stages are numbered from 0 in any granularity
+    (a layer each, say): consecutive ones are grouped evenly into
+    `P * chunks` virtual stages, virtual stage `c * P + p` being chunk `c`
+    of pipeline stage `p`.
+
+    The phases of a stage follow from what the ops feed: the forward is
+    what the loss is computed from, the update every `dist.sgd` or
+    `dist.adamw` and what is computed from one, the backward the rest that
+    a result or the update needs; for `zb-h1` the backward's B is what
+    another stage waits for and W the rest. A value one stage computes
+    and another reads is a `dist.send` after the action that makes it and
+    a `dist.recv` posted an action ahead of the action that reads it, its
+    `dist.wait` right before. The loss and the gradients are averaged over
+    the microbatches (`arith.addf` as they come, a `dist.scale` by 1/M)
+    before the update reads them, so the step equals the serial step on
+    the concatenated batch.
+
+    The result is one `scf.index_switch` on the pipeline coordinate, a
+    case per stage (the last is the default), and a `dist.broadcast` over
+    the pipeline axis from the stage that made each result: every process
+    returns every result, as before. The pass checks its output with the
+    transfer check of `--dist-verify-distributions`. With `remarks` it
+    reports the schedule as a table, the transfers and the bubble.
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", "\"pp\"",
+           "The pipeline mesh axis, by name or number">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe, 1f1b, interleaved or zb-h1">,
+    Option<"microbatches", "microbatches", "int64_t", "1",
+           "How many microbatches a step runs">,
+    Option<"chunks", "chunks", "int64_t", "1",
+           "Model chunks per stage (interleaved)">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Report each step's schedule as a remark">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DistVerifyDistributions
     : Pass<"dist-verify-distributions", "::mlir::ModuleOp"> {
   let summary = "Check every op against the distribution rules";

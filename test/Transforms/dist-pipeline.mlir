@@ -1,0 +1,52 @@
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=2" | FileCheck %s
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=2 remarks" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=gpipe" --dist-verify-distributions -o /dev/null
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=3 schedule=zb-h1" --dist-verify-distributions -o /dev/null
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=interleaved chunks=2" --dist-verify-distributions -o /dev/null
+
+// The four-layer step on two stages (layers 0-1 and 2-3), two microbatches,
+// 1F1B. A data argument becomes one per microbatch; the stages are the
+// cases of a switch on the pipeline coordinate; every receive is posted an
+// action ahead of its wait; the gradients are averaged before the update;
+// every result is broadcast from the stage that made it.
+
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: (%[[X0:.*]]: tensor<4x8xf32, {{.*}}>, %[[X1:.*]]: tensor<4x8xf32, {{.*}}>, %[[T0:.*]]: tensor<4x8xf32, {{.*}}>, %[[T1:.*]]: tensor<4x8xf32, {{.*}}>, %[[W0:.*]]: tensor<8x8xf32, {{.*}}> {dist.param = "w0"},
+// CHECK: %[[PP:.*]] = dist.process_coord #mesh axis = 0
+// CHECK: %[[R:.*]]:5 = scf.index_switch %[[PP]]
+// Stage 0: F0 F1 B0 B1.
+// CHECK: case 0 {
+// CHECK: dist.matmul %[[X0]], %[[W0]]
+// CHECK: dist.send %{{.*}} to 1 on #mesh axis = 0 tag = 0
+// CHECK: %[[G0:.*]] = dist.recv from 1 on #mesh axis = 0 tag = 2 : !dist.future
+// CHECK: dist.matmul %[[X1]], %[[W0]]
+// CHECK: dist.send %{{.*}} to 1 on #mesh axis = 0 tag = 1
+// CHECK: %[[G1:.*]] = dist.recv from 1 on #mesh axis = 0 tag = 3 : !dist.future
+// CHECK: dist.wait %[[G0]]
+// CHECK: %{{.*}}, %[[DWA:.*]] = dist.matmul_grad %[[X0]], %[[W0]]
+// CHECK: dist.wait %[[G1]]
+// CHECK: %{{.*}}, %[[DWB:.*]] = dist.matmul_grad %[[X1]], %[[W0]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[DWA]], %[[DWB]]
+// CHECK: %[[MEAN:.*]] = dist.scale %[[SUM]] by 5.000000e-01
+// CHECK: dist.sgd %[[W0]], %[[MEAN]]
+// CHECK: scf.yield
+// Stage 1: F0 B0 F1 B1, the loss and w3's gradient averaged.
+// CHECK: default {
+// CHECK: %[[A0:.*]] = dist.recv from 0 on #mesh axis = 0 tag = 0
+// CHECK-NEXT: dist.wait %[[A0]]
+// CHECK: %[[A1:.*]] = dist.recv from 0 on #mesh axis = 0 tag = 1
+// CHECK: dist.send %{{.*}} to 0 on #mesh axis = 0 tag = 2
+// CHECK: dist.wait %[[A1]]
+// CHECK: dist.send %{{.*}} to 0 on #mesh axis = 0 tag = 3
+// CHECK: dist.scale {{.*}} : tensor<f32
+// CHECK-NEXT: dist.scale {{.*}} : tensor<8x8xf32
+// CHECK: dist.sgd
+// CHECK: dist.broadcast %[[R]]#0 on #mesh axes = [0] root = 1
+// CHECK: dist.broadcast %[[R]]#1 on #mesh axes = [0] root = 0
+// CHECK: dist.broadcast %[[R]]#2 on #mesh axes = [0] root = 0
+// CHECK: dist.broadcast %[[R]]#3 on #mesh axes = [0] root = 1
+// CHECK: dist.broadcast %[[R]]#4 on #mesh axes = [0] root = 1
+
+// REMARK: remark: 1f1b on 2 stages, 2 microbatches: 4 transfers, bubble (idle over compute) 0.5000, peak held microbatches on stage 0 2
+// REMARK-NEXT: stage 0: F0 F1 B0 B1
+// REMARK-NEXT: stage 1: F0 B0 F1 B1
