@@ -58,40 +58,47 @@ def ew(out, ins, body, act, stage):
 
 
 def step_ir(layers, batch, width, dp, tp):
-    """The step on one microbatch of `batch` rows."""
+    """The step on one microbatch of `batch` rows, in local shapes (types
+    hold what one process holds): completion decides the encodings of the
+    rest and places the collectives."""
+    lb = batch // dp
     x_enc = encoding([1 if dp > 1 else -1, -1])
-    w_encs = [encoding(weight_dims(i, tp)) for i in range(layers)]
-    act = ttype([batch, width])
-    wt = ttype([width, width])
-    args = [f"%x: {ttype([batch, width], x_enc)}", f"%t: {ttype([batch, width], x_enc)}"]
-    args += [
-        f'%w{i}: {ttype([width, width], w_encs[i])} {{dist.param = "w{i}"}}' for i in range(layers)
-    ]
+    xt = ttype([lb, width], x_enc)
+
+    def wshape(i):
+        dims = weight_dims(i, tp)
+        return [width // tp if d == 2 else width for d in dims]
+
+    def cols_out(i):
+        return width // tp if weight_dims(i, tp)[1] == 2 else width
+
+    wts = [ttype(wshape(i), encoding(weight_dims(i, tp))) for i in range(layers)]
+    acts = [ttype([lb, cols_out(i)]) for i in range(layers)]
+    args = [f"%x: {xt}", f"%t: {xt}"]
+    args += [f'%w{i}: {wts[i]} {{dist.param = "w{i}"}}' for i in range(layers)]
     results = [f"tensor<f32, {encoding([])}> {{dist.loss}}"]
-    results += [f'{ttype([width, width], w_encs[i])} {{dist.grad = "w{i}"}}' for i in range(layers)]
-    results += [ttype([width, width], w_encs[i]) for i in range(layers)]
+    results += [f'{wts[i]} {{dist.grad = "w{i}"}}' for i in range(layers)]
+    results += wts
     lines = []
-    xt = ttype([batch, width], x_enc)
-    wts = [ttype([width, width], w_encs[i]) for i in range(layers)]
     a, at = "%x", xt
     for i in range(layers):
         lines.append(
-            f"%h{i} = dist.matmul {a}, %w{i} {{dist.stage = {i}}} : {at}, {wts[i]} -> {act}"
+            f"%h{i} = dist.matmul {a}, %w{i} {{dist.stage = {i}}} : {at}, {wts[i]} -> {acts[i]}"
         )
-        at = act
         if i + 1 < layers:
-            lines += ew(f"%a{i}", [(f"%h{i}", act)], ["%r = math.tanh %v0 : f32"], act, i)
-            a = f"%a{i}"
+            lines += ew(f"%a{i}", [(f"%h{i}", acts[i])], ["%r = math.tanh %v0 : f32"], acts[i], i)
+            a, at = f"%a{i}", acts[i]
     last = layers - 1
+    out = acts[last]
     n = batch * width
     lines += ew(
-        "%d", [(f"%h{last}", act), ("%t", xt)], ["%r = arith.subf %v0, %v1 : f32"], act, last
+        "%d", [(f"%h{last}", out), ("%t", xt)], ["%r = arith.subf %v0, %v1 : f32"], out, last
     )
     lines += [
         "%zero = arith.constant dense<0.0> : tensor<f32>",
         "%lossu = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, "
         'affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]} '
-        f"ins(%d : {act}) outs(%zero : tensor<f32>) attrs = {{dist.stage = {last}}} {{",
+        f"ins(%d : {out}) outs(%zero : tensor<f32>) attrs = {{dist.stage = {last}}} {{",
         "^bb0(%in: f32, %acc: f32):",
         f"  %inv = arith.constant {fmt(1.0 / n)} : f32",
         "  %p = arith.mulf %in, %in : f32",
@@ -99,48 +106,49 @@ def step_ir(layers, batch, width, dp, tp):
         "  %s = arith.addf %acc, %q : f32",
         "  linalg.yield %s : f32",
         "} -> tensor<f32>",
-        f"%loss = dist.constraint %lossu {{dist.stage = {last}}} : tensor<f32> -> tensor<f32, {encoding([])}>",
+        f"%loss = dist.constraint %lossu {{dist.stage = {last}}} "
+        f": tensor<f32> -> tensor<f32, {encoding([])}>",
     ]
     lines += ew(
         f"%g{last}",
-        [("%d", act)],
+        [("%d", out)],
         [f"%k = arith.constant {fmt(2.0 / n)} : f32", "%r = arith.mulf %v0, %k : f32"],
-        act,
+        out,
         last,
     )
     for i in reversed(range(layers)):
-        inp, it = ("%x", xt) if i == 0 else (f"%a{i - 1}", act)
+        inp, it = ("%x", xt) if i == 0 else (f"%a{i - 1}", acts[i - 1])
         lines.append(
             f"%da{i}, %dw{i} = dist.matmul_grad {inp}, %w{i}, %g{i} {{dist.stage = {i}}} "
-            f": {it}, {wts[i]}, {act} -> {it}, {wts[i]}"
+            f": {it}, {wts[i]}, {acts[i]} -> {it}, {wts[i]}"
         )
         if i > 0:
             j = i - 1
             lines += ew(
                 f"%g{j}",
-                [(f"%da{i}", act), (f"%a{j}", act)],
+                [(f"%da{i}", acts[j]), (f"%a{j}", acts[j])],
                 [
                     "%one = arith.constant 1.0 : f32",
                     "%sq = arith.mulf %v1, %v1 : f32",
                     "%dt = arith.subf %one, %sq : f32",
                     "%r = arith.mulf %v0, %dt : f32",
                 ],
-                act,
+                acts[j],
                 j,
             )
-    lines.append(f"%v = arith.constant dense<0.0> : {wt}")
     for i in range(layers):
+        vt = ttype(wshape(i))
+        lines.append(f"%v{i} = arith.constant dense<0.0> : {vt}")
         lines.append(
-            f"%nw{i}, %nv{i} = dist.sgd %w{i}, %dw{i}, %v lr = {LR} momentum = 0.0 "
-            f"{{dist.stage = {i}}} : ({wts[i]}, {wts[i]}, {wt}) -> ({wts[i]}, {wt})"
+            f"%nw{i}, %nv{i} = dist.sgd %w{i}, %dw{i}, %v{i} lr = {LR} momentum = 0.0 "
+            f"{{dist.stage = {i}}} : ({wts[i]}, {wts[i]}, {vt}) -> ({wts[i]}, {vt})"
         )
     rets = ["%loss"] + [f"%dw{i}" for i in range(layers)] + [f"%nw{i}" for i in range(layers)]
     rtypes = [f"tensor<f32, {encoding([])}>"] + wts * 2
     lines.append(f"return {', '.join(rets)} : {', '.join(rtypes)}")
     return (
-        f"func.func @step({', '.join(args)}) -> ({', '.join(results)}) attributes {{dist.complete}} {{\n  "
-        + "\n  ".join(lines)
-        + "\n}\n"
+        f"func.func @step({', '.join(args)}) -> ({', '.join(results)}) "
+        "attributes {dist.complete} {\n  " + "\n  ".join(lines) + "\n}\n"
     )
 
 
@@ -251,21 +259,11 @@ def reference(xs, ts, ws):
     return loss, grads, [w - LR * gw for w, gw in zip(ws, grads)]
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--mesh", default="2,1,1", help="pp,dp,tp")
-    p.add_argument("--microbatches", type=int, default=4)
-    p.add_argument("--schedule", default="1f1b")
-    p.add_argument("--chunks", type=int, default=1)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--batch", type=int, default=4, help="rows of a microbatch")
-    p.add_argument("--width", type=int, default=8)
-    p.add_argument("--ssend", action="store_true", help="force synchronous sends (MPI_Ssend)")
-    args = p.parse_args()
-    mesh = [int(v) for v in args.mesh.split(",")]
+def check(mesh, M, schedule, chunks, L, ssend, B=4, H=8):
+    """Pipelines, runs and compares one configuration; prints its line and
+    returns whether it matched."""
     pp, dp, tp = mesh
     rng = np.random.default_rng(7)
-    M, L, B, H = args.microbatches, args.layers, args.batch, args.width
     xs = [rng.standard_normal((B, H)).astype(np.float32) for _ in range(M)]
     ts = [rng.standard_normal((B, H)).astype(np.float32) for _ in range(M)]
     ws = [(rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32) for _ in range(L)]
@@ -277,7 +275,7 @@ def main():
             dist_opt(),
             "-",
             "--dist-complete",
-            f"--dist-pipeline=schedule={args.schedule} microbatches={M} chunks={args.chunks}",
+            f"--dist-pipeline=schedule={schedule} microbatches={M} chunks={chunks}",
         ],
         input=head + step_ir(L, B, H, dp, tp),
         capture_output=True,
@@ -285,14 +283,16 @@ def main():
     )
     if piped.returncode:
         print("FAILED: dist-opt:\n" + piped.stderr)
-        return 1
+        return False
     module = piped.stdout.rstrip()
-    assert module.endswith("}"), module[-200:]
     text = module[:-1] + main_ir(L, B, H, mesh, M, xs, ts, ws) + "}\n"
     if os.environ.get("PIPELINE_CHECK_DUMP"):
-        open(os.environ["PIPELINE_CHECK_DUMP"], "w").write(text)
-    extra = {"DIST_RUNTIME_SSEND": "1"} if args.ssend else {}
-    os.environ.update(extra)
+        with open(os.environ["PIPELINE_CHECK_DUMP"], "w") as f:
+            f.write(text)
+    # Synchronous sends return only once the receive is posted: an order
+    # that works only because MPI buffers small messages would hang (and
+    # dist-run's timeout would stop it).
+    os.environ["DIST_RUNTIME_SSEND"] = "1" if ssend else "0"
     ranks = run_on_mpi(text, pp * dp * tp, timeout=120)
     loss, grads, new = reference(xs, ts, ws)
     worst = 0.0
@@ -307,17 +307,53 @@ def main():
                 rr = H // tp if dims[0] == 2 else H
                 cc = H // tp if dims[1] == 2 else H
                 expect.append(w[r0 : r0 + rr, c0 : c0 + cc])
-        for got, want in zip(arrays, expect):
-            worst = max(worst, float(np.max(np.abs(got.reshape(want.shape) - want))))
         if len(arrays) != len(expect):
             print(f"FAILED: rank {rank} printed {len(arrays)} arrays, expected {len(expect)}")
-            return 1
+            return False
+        for got, want in zip(arrays, expect):
+            worst = max(worst, float(np.max(np.abs(got.reshape(want.shape) - want))))
     status = "ok" if worst <= 1e-4 else "MISMATCH"
     print(
-        f"{status}: {args.schedule} pp={pp} dp={dp} tp={tp} M={M} V={args.chunks} "
-        f"L={L}{' ssend' if args.ssend else ''}: loss {loss:.6f}, worst difference {worst:.1e}"
+        f"{status}: {schedule} pp={pp} dp={dp} tp={tp} M={M} V={chunks} "
+        f"L={L}{' ssend' if ssend else ''}: worst difference {worst:.1e}",
+        flush=True,
     )
-    return 0 if status == "ok" else 1
+    return status == "ok"
+
+
+# The acceptance matrix: pp = 2 and 4, M = 4 and 8, every schedule (with
+# synchronous sends); pp x dp, pp x tp and dp x tp x pp; one buffered run.
+MATRIX = [
+    ((p, 1, 1), m, s, 2 if s == "interleaved" else 1, 4 * p // 2, True)
+    for p in (2, 4)
+    for m in (4, 8)
+    for s in ("gpipe", "1f1b", "interleaved", "zb-h1")
+] + [
+    ((2, 2, 1), 4, "1f1b", 1, 4, True),
+    ((2, 1, 2), 4, "1f1b", 1, 4, True),
+    ((2, 2, 2), 4, "1f1b", 1, 4, True),
+    ((2, 2, 2), 8, "zb-h1", 1, 4, True),
+    ((4, 1, 1), 8, "1f1b", 1, 8, False),
+]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--matrix", action="store_true", help="run the acceptance matrix")
+    p.add_argument("--mesh", default="2,1,1", help="pp,dp,tp")
+    p.add_argument("--microbatches", type=int, default=4)
+    p.add_argument("--schedule", default="1f1b")
+    p.add_argument("--chunks", type=int, default=1)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--ssend", action="store_true", help="force synchronous sends (MPI_Ssend)")
+    args = p.parse_args()
+    if args.matrix:
+        results = [check(*config) for config in MATRIX]
+        print(f"pipeline matrix: {sum(results)} of {len(results)} equal numpy")
+        return 0 if all(results) else 1
+    mesh = tuple(int(v) for v in args.mesh.split(","))
+    ok = check(mesh, args.microbatches, args.schedule, args.chunks, args.layers, args.ssend)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -499,14 +500,39 @@ void StepPipeliner::emitStage(int64_t stage, Block &block,
   for (auto [v, plain] : llvm::zip_equal(ret->getOperands(), plainTypes)) {
     Operation *def = v.getDefiningOp();
     int64_t owner = def && stageOf.count(def) ? processOf(def) : 0;
+    // What a case yields is a new tensor, never a constant or an argument:
+    // the broadcast after the switch is lowered in place, and One-Shot
+    // Bufferize (MLIR 22) does not see that a switch result aliases a
+    // read-only global one of its cases yields.
+    auto tensorType = dyn_cast<RankedTensorType>(plain);
     Value out;
     if (owner != stage) {
-      out = arith::ConstantOp::create(b, loc,
-                                      cast<TypedAttr>(b.getZeroAttr(plain)));
+      out =
+          tensorType
+              ? linalg::FillOp::create(b, loc,
+                                       ValueRange{arith::ConstantOp::create(
+                                           b, loc,
+                                           cast<TypedAttr>(b.getZeroAttr(
+                                               tensorType.getElementType())))},
+                                       ValueRange{tensor::EmptyOp::create(
+                                           b, loc, tensorType.getShape(),
+                                           tensorType.getElementType())})
+                    .getResult(0)
+              : arith::ConstantOp::create(b, loc,
+                                          cast<TypedAttr>(b.getZeroAttr(plain)))
+                    .getResult();
     } else {
       out = update.contains(v) ? update.lookup(v) : lookup(b, v, -1);
       if (out.getType() != plain)
         out = tensor::CastOp::create(b, loc, plain, out);
+      Operation *made = out.getDefiningOp();
+      if (tensorType && (!made || isa<tensor::CastOp>(made) || isFree(made)))
+        out = linalg::CopyOp::create(
+                  b, loc, out,
+                  tensor::EmptyOp::create(b, loc, tensorType.getShape(),
+                                          tensorType.getElementType())
+                      .getResult())
+                  .getResult(0);
     }
     yields.push_back(out);
   }

@@ -591,6 +591,7 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
