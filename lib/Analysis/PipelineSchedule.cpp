@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -207,6 +208,11 @@ private:
   }
 
   /// Microbatch-chunks forwarded on `p` whose backward has not started.
+  /// Microbatch-chunks forwarded on `p` whose backward has not started.
+  /// (For zb-h1 the W steps, which also read the activations, are not
+  /// bounded: they fill the bubbles, and the stage holds more than 1F1B's
+  /// P - p; bounding them as the ZB paper's H1 does doubled the bubble of
+  /// this greedy replay.)
   int64_t inFlight(int64_t p) const {
     const StageState &s = stagesState[p];
     return static_cast<int64_t>(s.nextF) - static_cast<int64_t>(s.nextB);
@@ -326,6 +332,10 @@ private:
 
 } // namespace
 
+static std::optional<PipelineSchedule>
+replayBest(PipelineScheduleKind kind, int64_t stages, int64_t microbatches,
+           int64_t chunks, const PipelineCosts &used, std::string &error);
+
 std::optional<PipelineSchedule> mlir::dist::buildPipelineSchedule(
     PipelineScheduleKind kind, int64_t stages, int64_t microbatches,
     int64_t chunks, const PipelineCosts &costs, std::string &error) {
@@ -343,11 +353,43 @@ std::optional<PipelineSchedule> mlir::dist::buildPipelineSchedule(
     error = "a schedule of more than 2^20 microbatch-chunks is refused";
     return std::nullopt;
   }
+  if (!(costs.forward > 0) || !(costs.backward >= 0) || !(costs.weight >= 0) ||
+      !(costs.transfer >= 0) ||
+      !std::isfinite(costs.forward + costs.backward + costs.weight +
+                     costs.transfer)) {
+    error = "costs must be finite, the forward's positive";
+    return std::nullopt;
+  }
+  // The replay runs in units of a forward, where its tolerance means
+  // something; its times are scaled back at the end.
+  double unit = costs.forward;
   PipelineCosts used = costs;
+  used.forward = 1;
+  used.backward /= unit;
+  used.weight /= unit;
+  used.transfer /= unit;
   if (kind != PipelineScheduleKind::ZeroBubbleH1) {
     used.backward += used.weight;
     used.weight = 0;
   }
+  std::optional<PipelineSchedule> best =
+      replayBest(kind, stages, microbatches, chunks, used, error);
+  if (!best)
+    return best;
+  best->makespan *= unit;
+  for (double &b : best->busy)
+    b *= unit;
+  for (auto &stage : best->order)
+    for (TimedAction &t : stage) {
+      t.start *= unit;
+      t.end *= unit;
+    }
+  return best;
+}
+
+static std::optional<PipelineSchedule>
+replayBest(PipelineScheduleKind kind, int64_t stages, int64_t microbatches,
+           int64_t chunks, const PipelineCosts &used, std::string &error) {
   if (kind != PipelineScheduleKind::Interleaved || chunks == 1)
     return Replay(kind, stages, microbatches, chunks, used, microbatches,
                   /*strict=*/false)

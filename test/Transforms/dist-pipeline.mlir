@@ -1,6 +1,8 @@
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=2" | FileCheck %s
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=2 remarks" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=gpipe" --dist-verify-distributions -o /dev/null
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=gpipe remarks" --dist-verify-distributions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GPIPE
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 remarks" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEF
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=zb-h1 remarks" --dist-verify-distributions -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZB
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=3 schedule=zb-h1" --dist-verify-distributions -o /dev/null
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=interleaved chunks=2" --dist-verify-distributions -o /dev/null
 
@@ -47,6 +49,24 @@
 // CHECK: dist.broadcast %[[R]]#3 on #mesh axes = [0] root = 1
 // CHECK: dist.broadcast %[[R]]#4 on #mesh axes = [0] root = 1
 
-// REMARK: remark: 1f1b on 2 stages, 2 microbatches: 4 transfers, bubble (idle over compute) 0.5000, peak held microbatches on stage 0 2
+// REMARK: remark: 1f1b on 2 stages, 2 microbatches: 4 transfers, bubble 0.5000 of the compute (0.3333 of the step)
+// REMARK-NEXT: stage 0: at most 2 microbatches held, 256 bytes each, peak 512 bytes
+// REMARK-NEXT: stage 1: at most 1 microbatches held, 384 bytes each, peak 384 bytes
 // REMARK-NEXT: stage 0: F0 F1 B0 B1
 // REMARK-NEXT: stage 1: F0 B0 F1 B1
+
+// The report's memory: GPipe holds all M microbatches' activations, 1F1B at
+// most P - s on stage s; the bubble is (P - 1)/M of the compute for both
+// (the cost model prices a backward product at twice the forward's).
+// GPIPE: remark: gpipe on 2 stages, 4 microbatches: 8 transfers, bubble 0.2500 of the compute (0.2000 of the step)
+// GPIPE-NEXT: stage 0: at most 4 microbatches held, 256 bytes each, peak 1024 bytes
+// GPIPE-NEXT: stage 1: at most 4 microbatches held, 384 bytes each, peak 1536 bytes
+// GPIPE-NEXT: stage 0: F0 F1 F2 F3 B0 B1 B2 B3
+// ONEF: remark: 1f1b on 2 stages, 4 microbatches: 8 transfers, bubble 0.2500 of the compute (0.2000 of the step)
+// ONEF-NEXT: stage 0: at most 2 microbatches held, 256 bytes each, peak 512 bytes
+// ONEF-NEXT: stage 1: at most 1 microbatches held, 384 bytes each, peak 384 bytes
+// ONEF-NEXT: stage 0: F0 F1 B0 F2 B1 F3 B2 B3
+// ONEF-NEXT: stage 1: F0 B0 F1 B1 F2 B2 F3 B3
+// ZB-H1 splits the backward; its W steps fill the bubbles.
+// ZB: remark: zb-h1 on 2 stages, 4 microbatches
+// ZB: stage 0: F0 F1 B0 F2 B1 F3 B2 W0 B3 W1 W2 W3

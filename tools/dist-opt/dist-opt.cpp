@@ -33,6 +33,7 @@ namespace mlir::dist::test {
 void registerTestDistPatterns();
 void registerTestDistLowering();
 void registerTestDistTranspose();
+void registerTestDistPipelineSchedules();
 } // namespace mlir::dist::test
 
 static llvm::cl::opt<bool> passWallTime(
@@ -186,6 +187,7 @@ int main(int argc, char **argv) {
   mlir::dist::test::registerTestDistPatterns();
   mlir::dist::test::registerTestDistLowering();
   mlir::dist::test::registerTestDistTranspose();
+  mlir::dist::test::registerTestDistPipelineSchedules();
 
   // --version says which dist this is, before LLVM's own version.
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/Analysis/CostModel.h"
 #include "dist/Analysis/PipelineCheck.h"
 #include "dist/Analysis/PipelineSchedule.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
@@ -102,6 +103,9 @@ private:
   LogicalResult assignStages();
   LogicalResult assignPhases();
   LogicalResult assignData();
+  PipelineCosts estimateCosts() const;
+  SmallVector<int64_t> heldBytes() const;
+  void report();
   LogicalResult planMessages();
   void emit();
   void emitStage(int64_t stage, Block &block, TypeRange plainTypes);
@@ -608,32 +612,105 @@ void StepPipeliner::emit() {
   func.setAllArgAttrs(argAttrs);
 }
 
-LogicalResult StepPipeliner::run() {
-  std::string error;
-  PipelineCosts costs;
-  if (kind == PipelineScheduleKind::ZeroBubbleH1) {
-    costs.backward = 1;
-    costs.weight = 1;
+PipelineCosts StepPipeliner::estimateCosts() const {
+  // The mean time of a virtual stage's phases, by the cost model (which
+  // prices products); unit costs where it prices nothing.
+  CostModel model;
+  double forward = 0, backward = 0, weight = 0;
+  for (Operation *op : ops) {
+    double t = model.computeTime(op).value_or(0);
+    switch (phaseOf.lookup(op)) {
+    case Phase::Forward:
+      forward += t;
+      break;
+    case Phase::Backward:
+      backward += t;
+      break;
+    case Phase::Weight:
+      weight += t;
+      break;
+    case Phase::Update:
+      break;
+    }
   }
-  schedule = buildPipelineSchedule(kind, P, M, V, costs, error);
-  if (!schedule)
-    return func.emitOpError("cannot be pipelined: ") << error;
+  PipelineCosts costs;
+  if (forward > 0 && backward + weight > 0) {
+    // Per chunk: the generator divides by the chunks itself.
+    costs.forward = forward / P;
+    costs.backward = backward / P;
+    costs.weight = weight / P;
+  } else if (kind == PipelineScheduleKind::ZeroBubbleH1) {
+    costs.backward = costs.weight = 1;
+  }
+  return costs;
+}
+
+SmallVector<int64_t> StepPipeliner::heldBytes() const {
+  // What a stage holds from a microbatch's forward to its backward: the
+  // values its forward makes or receives that its backward reads.
+  SmallVector<int64_t> bytes(P, 0);
+  SmallVector<DenseSet<Value>> counted(P);
+  for (Operation *op : ops) {
+    Phase phase = phaseOf.lookup(op);
+    if (phase != Phase::Backward && phase != Phase::Weight)
+      continue;
+    int64_t p = processOf(op);
+    for (Value v : usedValues(op)) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !phaseOf.count(def) || phaseOf.lookup(def) != Phase::Forward)
+        continue;
+      bool here = processOf(def) == p ||
+                  llvm::any_of(v.getUsers(), [&](Operation *user) {
+                    Operation *top = body.findAncestorOpInBlock(*user);
+                    return top && phaseOf.count(top) &&
+                           phaseOf.lookup(top) == Phase::Forward &&
+                           processOf(top) == p;
+                  });
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!here || !type || !counted[p].insert(v).second)
+        continue;
+      bytes[p] += CostModel::tensorBytes(type).value_or(0);
+    }
+  }
+  // Per microbatch-chunk.
+  for (int64_t &b : bytes)
+    b /= V;
+  return bytes;
+}
+
+void StepPipeliner::report() {
+  InFlightDiagnostic remark = func.emitRemark();
+  remark << stringifyPipelineScheduleKind(kind) << " on " << P << " stages, "
+         << M << " microbatches"
+         << (V > 1 ? ", " + std::to_string(V) + " chunks" : "") << ": "
+         << messages.size() << " transfers, bubble "
+         << llvm::formatv("{0:F4}", schedule->bubbleOverCompute())
+         << " of the compute ("
+         << llvm::formatv("{0:F4}", schedule->bubbleOverMakespan())
+         << " of the step)";
+  SmallVector<int64_t> bytes = heldBytes();
+  for (int64_t p = 0; p < P; ++p)
+    remark << "\nstage " << p << ": at most " << schedule->peakActivations[p]
+           << " microbatch" << (V > 1 ? "-chunks" : "es") << " held, "
+           << bytes[p] << " bytes each, peak "
+           << bytes[p] * schedule->peakActivations[p] << " bytes";
+  remark << "\n" << schedule->table();
+}
+
+LogicalResult StepPipeliner::run() {
   if (kind == PipelineScheduleKind::Interleaved ||
       kind == PipelineScheduleKind::ZeroBubbleH1)
     lookahead = SIZE_MAX;
-  if (failed(assignStages()) || failed(assignPhases()) ||
-      failed(planMessages()))
+  if (failed(assignStages()) || failed(assignPhases()))
+    return failure();
+  std::string error;
+  schedule = buildPipelineSchedule(kind, P, M, V, estimateCosts(), error);
+  if (!schedule)
+    return func.emitOpError("cannot be pipelined: ") << error;
+  if (failed(planMessages()))
     return failure();
   if (remarks)
-    func.emitRemark() << stringifyPipelineScheduleKind(kind) << " on " << P
-                      << " stages, " << M << " microbatches"
-                      << (V > 1 ? ", " + std::to_string(V) + " chunks" : "")
-                      << ": " << messages.size()
-                      << " transfers, bubble (idle over compute) "
-                      << llvm::formatv("{0:F4}", schedule->bubbleOverCompute())
-                      << ", peak held microbatches on stage 0 "
-                      << schedule->peakActivations[0] << "\n"
-                      << schedule->table();
+    report();
   emit();
   return success();
 }
