@@ -1,307 +1,48 @@
 """A pipelined training step on MPI against numpy.
 
-The step is an L-layer tanh MLP on one microbatch (loss: the mean square
-error; backward by hand; SGD on every weight), each layer's ops marked with
-its stage, written for completion (`dist.complete`: only the signature is
-encoded, on a [pp, dp, tp] mesh; tp alternates column- and row-parallel
-layers). It is completed, pipelined (--dist-pipeline) and run on
-pp * dp * tp processes; every rank prints its shard of the loss, each
-gradient and each updated weight, which must equal the serial step on the
-whole batch of M microbatches, computed here with numpy, within 1e-4.
+The layer stack of examples/pipeline_mlp.py is completed, pipelined
+(--dist-pipeline) and run on pp * dp * tp processes; every rank prints its
+shard of the loss, each gradient and each updated weight, which must equal
+the serial step on the whole batch of M microbatches, computed with numpy,
+within 1e-4.
 """
 import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
-from textir import fmt, ttype  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+import pipeline_mlp as mlp  # noqa: E402
 
 from dist.run import run_on_mpi  # noqa: E402
 from dist.run.paths import dist_opt  # noqa: E402
-
-LR = 0.1
-
-
-def encoding(dims):
-    return "#dist.tensor<#mesh, [" + ", ".join(map(str, dims)) + "]>"
-
-
-def weight_dims(layer, tp):
-    """Column-parallel even layers, row-parallel odd ones."""
-    if tp == 1:
-        return [-1, -1]
-    return [-1, 2] if layer % 2 == 0 else [2, -1]
-
-
-def ew(out, ins, body, act, stage):
-    """An elementwise linalg.generic: `body` computes %r from %v0, %v1, ...
-    (scalar constants live in the body, so completion sees no constant
-    tensor)."""
-    maps = ", ".join(["affine_map<(i, j) -> (i, j)>"] * (len(ins) + 1))
-    names = ", ".join(v for v, _ in ins)
-    types = ", ".join(t for _, t in ins)
-    args = ", ".join(f"%v{k}: f32" for k in range(len(ins)))
-    return (
-        [
-            f"{out}_e = tensor.empty() : {act}",
-            f"{out} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
-            f'["parallel", "parallel"]}} ins({names} : {types}) outs({out}_e : {act}) '
-            f"attrs = {{dist.stage = {stage}}} {{",
-            f"^bb0({args}, %o: f32):",
-        ]
-        + ["  " + line for line in body]
-        + ["  linalg.yield %r : f32", f"}} -> {act}"]
-    )
-
-
-def step_ir(layers, batch, width, dp, tp):
-    """The step on one microbatch of `batch` rows, in local shapes (types
-    hold what one process holds): completion decides the encodings of the
-    rest and places the collectives."""
-    lb = batch // dp
-    x_enc = encoding([1 if dp > 1 else -1, -1])
-    xt = ttype([lb, width], x_enc)
-
-    def wshape(i):
-        dims = weight_dims(i, tp)
-        return [width // tp if d == 2 else width for d in dims]
-
-    def cols_out(i):
-        return width // tp if weight_dims(i, tp)[1] == 2 else width
-
-    wts = [ttype(wshape(i), encoding(weight_dims(i, tp))) for i in range(layers)]
-    acts = [ttype([lb, cols_out(i)]) for i in range(layers)]
-    args = [f"%x: {xt}", f"%t: {xt}"]
-    args += [f'%w{i}: {wts[i]} {{dist.param = "w{i}"}}' for i in range(layers)]
-    results = [f"tensor<f32, {encoding([])}> {{dist.loss}}"]
-    results += [f'{wts[i]} {{dist.grad = "w{i}"}}' for i in range(layers)]
-    results += wts
-    lines = []
-    a, at = "%x", xt
-    for i in range(layers):
-        lines.append(
-            f"%h{i} = dist.matmul {a}, %w{i} {{dist.stage = {i}}} : {at}, {wts[i]} -> {acts[i]}"
-        )
-        if i + 1 < layers:
-            lines += ew(f"%a{i}", [(f"%h{i}", acts[i])], ["%r = math.tanh %v0 : f32"], acts[i], i)
-            a, at = f"%a{i}", acts[i]
-    last = layers - 1
-    out = acts[last]
-    n = batch * width
-    lines += ew(
-        "%d", [(f"%h{last}", out), ("%t", xt)], ["%r = arith.subf %v0, %v1 : f32"], out, last
-    )
-    lines += [
-        "%zero = arith.constant dense<0.0> : tensor<f32>",
-        "%lossu = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, "
-        'affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]} '
-        f"ins(%d : {out}) outs(%zero : tensor<f32>) attrs = {{dist.stage = {last}}} {{",
-        "^bb0(%in: f32, %acc: f32):",
-        f"  %inv = arith.constant {fmt(1.0 / n)} : f32",
-        "  %p = arith.mulf %in, %in : f32",
-        "  %q = arith.mulf %p, %inv : f32",
-        "  %s = arith.addf %acc, %q : f32",
-        "  linalg.yield %s : f32",
-        "} -> tensor<f32>",
-        f"%loss = dist.constraint %lossu {{dist.stage = {last}}} "
-        f": tensor<f32> -> tensor<f32, {encoding([])}>",
-    ]
-    lines += ew(
-        f"%g{last}",
-        [("%d", out)],
-        [f"%k = arith.constant {fmt(2.0 / n)} : f32", "%r = arith.mulf %v0, %k : f32"],
-        out,
-        last,
-    )
-    for i in reversed(range(layers)):
-        inp, it = ("%x", xt) if i == 0 else (f"%a{i - 1}", acts[i - 1])
-        lines.append(
-            f"%da{i}, %dw{i} = dist.matmul_grad {inp}, %w{i}, %g{i} {{dist.stage = {i}}} "
-            f": {it}, {wts[i]}, {acts[i]} -> {it}, {wts[i]}"
-        )
-        if i > 0:
-            j = i - 1
-            lines += ew(
-                f"%g{j}",
-                [(f"%da{i}", acts[j]), (f"%a{j}", acts[j])],
-                [
-                    "%one = arith.constant 1.0 : f32",
-                    "%sq = arith.mulf %v1, %v1 : f32",
-                    "%dt = arith.subf %one, %sq : f32",
-                    "%r = arith.mulf %v0, %dt : f32",
-                ],
-                acts[j],
-                j,
-            )
-    for i in range(layers):
-        vt = ttype(wshape(i))
-        lines.append(f"%v{i} = arith.constant dense<0.0> : {vt}")
-        lines.append(
-            f"%nw{i}, %nv{i} = dist.sgd %w{i}, %dw{i}, %v{i} lr = {LR} momentum = 0.0 "
-            f"{{dist.stage = {i}}} : ({wts[i]}, {wts[i]}, {vt}) -> ({wts[i]}, {vt})"
-        )
-    rets = ["%loss"] + [f"%dw{i}" for i in range(layers)] + [f"%nw{i}" for i in range(layers)]
-    rtypes = [f"tensor<f32, {encoding([])}>"] + wts * 2
-    lines.append(f"return {', '.join(rets)} : {', '.join(rtypes)}")
-    return (
-        f"func.func @step({', '.join(args)}) -> ({', '.join(results)}) "
-        "attributes {dist.complete} {\n  " + "\n  ".join(lines) + "\n}\n"
-    )
-
-
-def dense(values):
-    return (
-        "dense<[" + ", ".join("[" + ", ".join(fmt(v) for v in row) + "]" for row in values) + "]>"
-    )
-
-
-def main_ir(layers, batch, width, mesh, micro, xs, ts, ws):
-    """@main: every process passes its shard of each microbatch and weight
-    (a slice at its coordinates, cast to the encoding) and prints its shard
-    of every result."""
-    pp, dp, tp = mesh
-    x_enc = encoding([1 if dp > 1 else -1, -1])
-    lb = batch // dp
-    body = [
-        "%cdp = dist.process_coord #mesh axis = 1",
-        "%ctp = dist.process_coord #mesh axis = 2",
-        f"%rows = arith.muli %cdp, %c{lb} : index",
-        "%c0 = arith.constant 0 : index",
-    ]
-    consts = {lb, width // tp, batch}
-    args = []
-
-    def shard(name, value, rows_split, cols_split):
-        r, c = value.shape
-        body.append(f"%{name}_g = arith.constant {dense(value)} : {ttype([r, c])}")
-        lr_, lc = r // rows_split[1], c // cols_split[1]
-        roff = f"%{rows_split[0]}" if rows_split[1] > 1 else "%c0"
-        coff = f"%{cols_split[0]}" if cols_split[1] > 1 else "%c0"
-        body.append(
-            f"%{name}_l = tensor.extract_slice %{name}_g[{roff}, {coff}] [{lr_}, {lc}] [1, 1] "
-            f": {ttype([r, c])} to {ttype([lr_, lc])}"
-        )
-        return f"%{name}_l", ttype([lr_, lc])
-
-    body.append(f"%cols = arith.muli %ctp, %c{width // tp} : index")
-    body.append(f"%wrows = arith.muli %ctp, %c{width // tp} : index")
-    locals_ = []
-    for m in range(micro):
-        for nm, arr in (("x", xs[m]), ("t", ts[m])):
-            v, ty = shard(f"{nm}{m}", arr, ("rows", dp), ("cols", 1))
-            body.append(f"%{nm}{m}_e = tensor.cast {v} : {ty} to {ttype([lb, width], x_enc)}")
-            locals_.append((f"%{nm}{m}_e", ttype([lb, width], x_enc), nm, m))
-    xargs = [a for a in locals_ if a[2] == "x"] + [a for a in locals_ if a[2] == "t"]
-    for a in xargs:
-        args.append((a[0], a[1]))
-    wtypes = []
-    for i in range(layers):
-        dims = weight_dims(i, tp)
-        rows = ("wrows", tp) if dims[0] == 2 else ("c0", 1)
-        cols = ("cols", tp) if dims[1] == 2 else ("c0", 1)
-        v, ty = shard(f"w{i}", ws[i], rows, cols)
-        lshape = [width // (tp if dims[0] == 2 else 1), width // (tp if dims[1] == 2 else 1)]
-        et = ttype(lshape, encoding(dims))
-        body.append(f"%w{i}_e = tensor.cast {v} : {ty} to {et}")
-        args.append((f"%w{i}_e", et))
-        wtypes.append((lshape, et))
-    rtypes = [f"tensor<f32, {encoding([])}>"] + [w[1] for w in wtypes] * 2
-    outs = ", ".join(f"%r{i}" for i in range(len(rtypes)))
-    body.append(
-        f"{outs.replace(', ', ', ')} = func.call @step({', '.join(a for a, _ in args)}) "
-        f": ({', '.join(t for _, t in args)}) -> ({', '.join(rtypes)})"
-    )
-    body[0:0] = [f"%c{c} = arith.constant {c} : index" for c in sorted(consts)]
-    shapes = [[1]] + [w[0] for w in wtypes] * 2
-    for i, (ty, shape) in enumerate(zip(rtypes, shapes)):
-        plain = ttype(shape) if i else "tensor<f32>"
-        body.append(f"%p{i} = tensor.cast %r{i} : {ty} to {plain}")
-        val = f"%p{i}"
-        if not i:
-            body.append(
-                f"%p{i}e = tensor.expand_shape %p0 [] output_shape [1] : tensor<f32> into tensor<1xf32>"
-            )
-            val, plain = f"%p{i}e", "tensor<1xf32>"
-        body.append(
-            f"%b{i} = bufferization.to_buffer {val} : {plain} to memref<{'x'.join(map(str, shape))}xf32>"
-        )
-        body.append(
-            f"%u{i} = memref.cast %b{i} : memref<{'x'.join(map(str, shape))}xf32> to memref<*xf32>"
-        )
-        body.append(f"func.call @printMemrefF32(%u{i}) : (memref<*xf32>) -> ()")
-    body.append("return")
-    return (
-        "func.func private @printMemrefF32(memref<*xf32>)\nfunc.func @main() {\n  "
-        + "\n  ".join(body)
-        + "\n}\n"
-    )
-
-
-def reference(xs, ts, ws):
-    """The serial step on all microbatches at once."""
-    x, t = np.concatenate(xs), np.concatenate(ts)
-    acts, a = [], x
-    for i, w in enumerate(ws):
-        acts.append(a)
-        h = a @ w
-        a = np.tanh(h) if i + 1 < len(ws) else h
-    d = a - t
-    loss = (d * d).mean()
-    g = 2 * d / d.size
-    grads = [None] * len(ws)
-    for i in reversed(range(len(ws))):
-        grads[i] = acts[i].T @ g
-        if i:
-            g = (g @ ws[i].T) * (1 - acts[i] ** 2)
-    return loss, grads, [w - LR * gw for w, gw in zip(ws, grads)]
 
 
 def check(mesh, M, schedule, chunks, L, ssend, B=4, H=8):
     """Pipelines, runs and compares one configuration; prints its line and
     returns whether it matched."""
     pp, dp, tp = mesh
-    rng = np.random.default_rng(7)
-    xs = [rng.standard_normal((B, H)).astype(np.float32) for _ in range(M)]
-    ts = [rng.standard_normal((B, H)).astype(np.float32) for _ in range(M)]
-    ws = [(rng.standard_normal((H, H)) / np.sqrt(H)).astype(np.float32) for _ in range(L)]
-    head = f'#mesh = #dist.mesh<shape = [{pp}, {dp}, {tp}], names = ["pp", "dp", "tp"]>\n'
-    # The step is pipelined on its own (the pass changes its signature, so
-    # it refuses a step with callers), then @main is added.
-    piped = subprocess.run(
-        [
-            dist_opt(),
-            "-",
-            "--dist-complete",
-            f"--dist-pipeline=schedule={schedule} microbatches={M} chunks={chunks}",
-        ],
-        input=head + step_ir(L, B, H, dp, tp),
-        capture_output=True,
-        text=True,
-    )
-    if piped.returncode:
-        print("FAILED: dist-opt:\n" + piped.stderr)
+    xs, ts, ws = mlp.data(M, L, B, H)
+    try:
+        text = mlp.program(dist_opt(), mesh, M, schedule, chunks, L, xs, ts, ws)
+    except RuntimeError as e:
+        print(f"FAILED: dist-opt:\n{e}")
         return False
-    module = piped.stdout.rstrip()
-    text = module[:-1] + main_ir(L, B, H, mesh, M, xs, ts, ws) + "}\n"
-    if os.environ.get("PIPELINE_CHECK_DUMP"):
-        with open(os.environ["PIPELINE_CHECK_DUMP"], "w") as f:
-            f.write(text)
     # Synchronous sends return only once the receive is posted: an order
     # that works only because MPI buffers small messages would hang (and
     # dist-run's timeout would stop it).
     os.environ["DIST_RUNTIME_SSEND"] = "1" if ssend else "0"
     ranks = run_on_mpi(text, pp * dp * tp, timeout=120)
-    loss, grads, new = reference(xs, ts, ws)
+    loss, grads, new = mlp.reference(xs, ts, ws)
     worst = 0.0
     for rank, arrays in enumerate(ranks):
         c = np.unravel_index(rank, mesh)
         expect = [np.array([loss])]
         for group in (grads, new):
             for i, w in enumerate(group):
-                dims = weight_dims(i, tp)
+                dims = mlp.weight_dims(i, tp)
                 r0 = (c[2] * H // tp) if dims[0] == 2 else 0
                 c0 = (c[2] * H // tp) if dims[1] == 2 else 0
                 rr = H // tp if dims[0] == 2 else H

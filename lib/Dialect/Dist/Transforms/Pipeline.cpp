@@ -21,6 +21,7 @@
 #include "dist/Analysis/PipelineSchedule.h"
 #include "dist/Dialect/Dist/IR/DistOps.h"
 #include "dist/Dialect/Dist/Transforms/Passes.h"
+#include "dist/Support/TraceSvg.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,11 +31,14 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir {
 namespace dist {
@@ -92,10 +96,10 @@ class StepPipeliner {
 public:
   StepPipeliner(func::FuncOp func, MeshAttr mesh, int64_t axis,
                 PipelineScheduleKind kind, int64_t microbatches, int64_t chunks,
-                bool remarks)
+                bool remarks, StringRef svgFile)
       : func(func), mesh(mesh), axis(axis), kind(kind), M(microbatches),
         V(chunks), P(mesh.getAxisSize(axis)), remarks(remarks),
-        body(func.getBody().front()) {}
+        svgFile(svgFile), body(func.getBody().front()) {}
 
   LogicalResult run();
 
@@ -106,6 +110,7 @@ private:
   PipelineCosts estimateCosts() const;
   SmallVector<int64_t> heldBytes() const;
   void report();
+  LogicalResult writeSvg(StringRef path);
   LogicalResult planMessages();
   void emit();
   void emitStage(int64_t stage, Block &block, TypeRange plainTypes);
@@ -137,6 +142,7 @@ private:
   PipelineScheduleKind kind;
   int64_t M, V, P;
   bool remarks;
+  std::string svgFile;
   Block &body;
   /// How many actions ahead a receive is posted: one suffices for GPipe and
   /// 1F1B; the interleaved and zero-bubble orders, where a stage's next
@@ -697,6 +703,77 @@ void StepPipeliner::report() {
   remark << "\n" << schedule->table();
 }
 
+/// The estimated schedule in the run trace format (python/dist/run/
+/// trace.py): a process per stage, an interval per action, in
+/// microseconds of the estimate; drawn by the one trace drawer.
+static std::string scheduleTrace(const PipelineSchedule &schedule,
+                                 StringRef title) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os);
+  json.object([&] {
+    json.attribute("dist-trace", 1);
+    json.attribute("displayTimeUnit", "ms");
+    json.attribute("title", title);
+    json.attributeArray("traceEvents", [&] {
+      for (size_t stage = 0; stage < schedule.order.size(); ++stage) {
+        json.object([&] {
+          json.attribute("name", "process_name");
+          json.attribute("ph", "M");
+          json.attribute("pid", int64_t(stage));
+          json.attributeObject("args", [&] {
+            json.attribute("name", "stage " + std::to_string(stage));
+          });
+        });
+        json.object([&] {
+          json.attribute("name", "thread_name");
+          json.attribute("ph", "M");
+          json.attribute("pid", int64_t(stage));
+          json.attribute("tid", 0);
+          json.attributeObject("args",
+                               [&] { json.attribute("name", "actions"); });
+        });
+        for (const TimedAction &t : schedule.order[stage])
+          json.object([&] {
+            std::string name =
+                (t.action.letter() + Twine(t.action.microbatch)).str();
+            if (schedule.chunks > 1)
+              name += "." + std::to_string(t.action.chunk);
+            json.attribute("name", name);
+            json.attribute("cat", "compute");
+            json.attribute("ph", "X");
+            json.attribute("pid", int64_t(stage));
+            json.attribute("tid", 0);
+            json.attribute("ts", t.start * 1e6);
+            json.attribute("dur", (t.end - t.start) * 1e6);
+          });
+      }
+    });
+  });
+  return text;
+}
+
+LogicalResult StepPipeliner::writeSvg(StringRef path) {
+  std::string title =
+      (stringifyPipelineScheduleKind(kind) + " on " + Twine(P) + " stages, " +
+       Twine(M) + " microbatches: the estimated schedule")
+          .str();
+  llvm::Expected<llvm::json::Value> trace =
+      llvm::json::parse(scheduleTrace(*schedule, title));
+  if (!trace)
+    return func.emitOpError("cannot draw the schedule: ")
+           << llvm::toString(trace.takeError());
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file)
+    return func.emitOpError("cannot write the schedule's SVG: ") << error;
+  if (llvm::Error e = renderTraceSvg(*trace, file->os()))
+    return func.emitOpError("cannot draw the schedule: ")
+           << llvm::toString(std::move(e));
+  file->keep();
+  return success();
+}
+
 LogicalResult StepPipeliner::run() {
   if (kind == PipelineScheduleKind::Interleaved ||
       kind == PipelineScheduleKind::ZeroBubbleH1)
@@ -711,6 +788,8 @@ LogicalResult StepPipeliner::run() {
     return failure();
   if (remarks)
     report();
+  if (!svgFile.empty() && failed(writeSvg(svgFile)))
+    return failure();
   emit();
   return success();
 }
@@ -803,7 +882,7 @@ struct DistPipelinePass
       if (failed(found))
         return signalPassFailure();
       StepPipeliner pipeliner(func, found->first, found->second, *kind,
-                              microbatches, chunks, remarks);
+                              microbatches, chunks, remarks, svgFile);
       if (failed(pipeliner.run()))
         return signalPassFailure();
       // What the pass wrote must pass the check it promises.

@@ -588,6 +588,8 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
            "Model chunks per stage (interleaved)">,
     Option<"remarks", "remarks", "bool", "false",
            "Report each step's schedule as a remark">,
+    Option<"svgFile", "svg-file", "std::string", "\"\"",
+           "Draw the estimated schedule (a lane per stage) into this SVG">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect",
