@@ -348,9 +348,10 @@ std::optional<PipelineSchedule> mlir::dist::buildPipelineSchedule(
     return std::nullopt;
   }
   // 2^20 actions keep the replay's quadratic scan in seconds.
-  if (stages * chunks > (1 << 12) || microbatches > (1 << 12) ||
-      stages * chunks * microbatches > (1 << 20)) {
-    error = "a schedule of more than 2^20 microbatch-chunks is refused";
+  if (stages > (1 << 12) || chunks > (1 << 12) || stages * chunks > (1 << 12) ||
+      microbatches > (1 << 12) || stages * chunks * microbatches > (1 << 20)) {
+    error = "more than 4096 microbatches, 4096 stages x chunks or 2^20 "
+            "microbatch-chunks is refused";
     return std::nullopt;
   }
   if (!(costs.forward > 0) || !(costs.backward >= 0) || !(costs.weight >= 0) ||
