@@ -1,10 +1,11 @@
 // RUN: dist-opt %s -split-input-file --dist-pipeline="microbatches=2" -verify-diagnostics
 // RUN: not dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="schedule=zb-h2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="chunks=4611686018427387904" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="schedule=1f1b chunks=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKS
 
 // SCHEDULE: error: --dist-pipeline: unknown schedule 'zb-h2'; expected gpipe, 1f1b, interleaved or zb-h1
-// ZERO: error: --dist-pipeline: microbatches and chunks must be positive
+// ZERO: error: --dist-pipeline: microbatches and chunks must be between 1 and 4096
 // CHUNKS: error: 'func.func' op cannot be pipelined: only the interleaved schedule runs several chunks per stage
 
 #mesh = #dist.mesh<shape = [2], names = ["pp"]>

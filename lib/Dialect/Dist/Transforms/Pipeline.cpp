@@ -845,9 +845,10 @@ struct DistPipelinePass
           << schedule << "'; expected gpipe, 1f1b, interleaved or zb-h1";
       return signalPassFailure();
     }
-    if (microbatches < 1 || chunks < 1) {
+    if (microbatches < 1 || chunks < 1 || microbatches > 4096 ||
+        chunks > 4096) {
       getOperation().emitError("--dist-pipeline: microbatches and chunks "
-                               "must be positive");
+                               "must be between 1 and 4096");
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> steps;
