@@ -2,8 +2,9 @@
 traced MPI run, against the closed form (P - 1)/(M + P - 1) of the step.
 
 The layer stack of examples/pipeline_mlp.py, wide enough that its products
-dominate (width 512, 64 rows per microbatch, two layers per stage), is
-pipelined and run with dist-run's trace. A stage's measured bubble is the
+dominate (width 512, 64 rows per microbatch, two layers per stage, the first
+computing its input's gradient too, so that the stages compute the same
+products), is pipelined and run with dist-run's trace. A stage's measured bubble is the
 part of the pipelined span of @step (up to the broadcasts of the results)
 that is not compute: the blocking sends and the waits for receives, and
 for a stage that finishes early, the wait for the others. With --svg, the
@@ -40,7 +41,7 @@ def estimate(mesh, M, schedule, L, B, H):
             "-o",
             os.devnull,
         ],
-        input=mlp.mesh_header(mesh) + mlp.step_ir(L, B, H, 1, 1),
+        input=mlp.mesh_header(mesh) + mlp.step_ir(L, B, H, 1, 1, input_grad=True),
         capture_output=True,
         text=True,
         check=True,
@@ -103,7 +104,7 @@ def main():
     for schedule in args.schedules.split(","):
         for M in (int(m) for m in args.microbatches.split(",")):
             xs, ts, ws = mlp.data(M, L, B, H)
-            text = mlp.program(dist_opt(), mesh, M, schedule, 1, L, xs, ts, ws)
+            text = mlp.program(dist_opt(), mesh, M, schedule, 1, L, xs, ts, ws, input_grad=True)
             with tempfile.TemporaryDirectory() as tmp:
                 path = os.path.join(tmp, "run.json")
                 run_on_mpi(text, P, trace=path, timeout=600)

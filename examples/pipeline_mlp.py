@@ -58,10 +58,12 @@ def ew(out, ins, body, act, stage):
     )
 
 
-def step_ir(layers, batch, width, dp, tp):
+def step_ir(layers, batch, width, dp, tp, input_grad=False):
     """The step on one microbatch of `batch` rows, in local shapes (types
     hold what one process holds): completion decides the encodings of the
-    rest and places the collectives."""
+    rest and places the collectives. With `input_grad`, the first layer
+    computes its input's gradient too (a `dist.matmul_grad` whose dX nobody
+    reads), so that every stage computes the same products."""
     lb = batch // dp
     x_enc = encoding([1 if dp > 1 else -1, -1])
     xt = ttype([lb, width], x_enc)
@@ -118,18 +120,20 @@ def step_ir(layers, batch, width, dp, tp):
         last,
     )
     for i in reversed(range(layers)):
-        if i == 0:
+        if i == 0 and not input_grad:
             # The input needs no gradient: only the weight's product.
             lines.append(
                 f"%dw0 = dist.matmul %x, %g0 transpose_x {{dist.stage = 0}} "
                 f": {xt}, {acts[0]} -> {wts[0]}"
             )
             continue
-        inp, it = f"%a{i - 1}", acts[i - 1]
+        inp, it = ("%x", xt) if i == 0 else (f"%a{i - 1}", acts[i - 1])
         lines.append(
             f"%da{i}, %dw{i} = dist.matmul_grad {inp}, %w{i}, %g{i} {{dist.stage = {i}}} "
             f": {it}, {wts[i]}, {acts[i]} -> {it}, {wts[i]}"
         )
+        if i == 0:
+            continue
         j = i - 1
         lines += ew(
             f"%g{j}",
@@ -280,7 +284,7 @@ def mesh_header(mesh):
     return f'#mesh = #dist.mesh<shape = [{pp}, {dp}, {tp}], names = ["pp", "dp", "tp"]>\n'
 
 
-def program(dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws):
+def program(dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws, input_grad=False):
     """The pipelined step and its @main, as text; raises RuntimeError with
     dist-opt's messages when it refuses."""
     B, H = xs[0].shape
@@ -293,7 +297,7 @@ def program(dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws):
             "--dist-complete",
             f"--dist-pipeline=schedule={schedule} microbatches={M} chunks={chunks}",
         ],
-        input=mesh_header(mesh) + step_ir(L, B, H, mesh[1], mesh[2]),
+        input=mesh_header(mesh) + step_ir(L, B, H, mesh[1], mesh[2], input_grad),
         capture_output=True,
         text=True,
     )

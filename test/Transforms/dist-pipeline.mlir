@@ -49,7 +49,7 @@
 // CHECK: dist.broadcast %[[R]]#3 on #mesh axes = [0] root = 1
 // CHECK: dist.broadcast %[[R]]#4 on #mesh axes = [0] root = 1
 
-// REMARK: remark: 1f1b on 2 stages, 2 microbatches: 4 transfers, bubble 0.5000 of the compute (0.3333 of the step)
+// REMARK: remark: 1f1b on 2 stages, 2 microbatches: 4 transfers, bubble 0.5000 of the compute (0.3333 of the step), step 9.216E-05 us of compute by the cost model (transfers not priced)
 // REMARK-NEXT: stage 0: at most 2 microbatches held, 256 bytes each, peak 512 bytes
 // REMARK-NEXT: stage 1: at most 1 microbatches held, 384 bytes each, peak 384 bytes
 // REMARK-NEXT: stage 0: F0 F1 B0 B1

@@ -107,7 +107,7 @@ private:
   LogicalResult assignStages();
   LogicalResult assignPhases();
   LogicalResult assignData();
-  PipelineCosts estimateCosts() const;
+  PipelineCosts estimateCosts();
   SmallVector<int64_t> heldBytes() const;
   void report();
   LogicalResult writeSvg(StringRef path);
@@ -150,6 +150,9 @@ private:
   size_t lookahead = 1;
 
   std::optional<PipelineSchedule> schedule;
+  /// Whether the schedule's times are the cost model's seconds (else units
+  /// of a forward).
+  bool priced = false;
   DenseMap<Operation *, int64_t> stageOf;
   DenseMap<Operation *, Phase> phaseOf;
   /// The ops that run, in program order.
@@ -618,7 +621,7 @@ void StepPipeliner::emit() {
   func.setAllArgAttrs(argAttrs);
 }
 
-PipelineCosts StepPipeliner::estimateCosts() const {
+PipelineCosts StepPipeliner::estimateCosts() {
   // The mean time of a virtual stage's phases, by the cost model (which
   // prices products); unit costs where it prices nothing.
   CostModel model;
@@ -640,7 +643,8 @@ PipelineCosts StepPipeliner::estimateCosts() const {
     }
   }
   PipelineCosts costs;
-  if (forward > 0 && backward + weight > 0) {
+  priced = forward > 0 && backward + weight > 0;
+  if (priced) {
     // Per chunk: the generator divides by the chunks itself.
     costs.forward = forward / P;
     costs.backward = backward / P;
@@ -693,7 +697,13 @@ void StepPipeliner::report() {
          << llvm::formatv("{0:F4}", schedule->bubbleOverCompute())
          << " of the compute ("
          << llvm::formatv("{0:F4}", schedule->bubbleOverMakespan())
-         << " of the step)";
+         << " of the step), step ";
+  if (priced)
+    remark << llvm::formatv("{0:E3}", schedule->makespan * 1e6)
+           << " us of compute by the cost model (transfers not priced)";
+  else
+    remark << llvm::formatv("{0:F1}", schedule->makespan)
+           << " forwards (the cost model prices none of its ops)";
   SmallVector<int64_t> bytes = heldBytes();
   for (int64_t p = 0; p < P; ++p)
     remark << "\nstage " << p << ": at most " << schedule->peakActivations[p]
