@@ -1093,6 +1093,34 @@ prepareTransfer(OpT op, ConversionPatternRewriter &rewriter,
   return std::make_pair(element, comm);
 }
 
+/// Calls the runtime's transfer `prefix` (dist_send_ or dist_irecv_, for
+/// `buffer`'s element type) with the op's peer and tag over `comm`; the
+/// receive returns its request.
+template <typename OpT>
+static FailureOr<func::CallOp>
+callTransfer(OpT op, ConversionPatternRewriter &rewriter, DistToMPIState &state,
+             StringRef prefix, Value buffer, Value comm) {
+  Location loc = op.getLoc();
+  auto i64 = rewriter.getI64Type();
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  SmallVector<Type> results;
+  if (isa<RecvOp>(op.getOperation()))
+    results.push_back(i64);
+  func::FuncOp callee = state.getRuntimeFunction(
+      rewriter, op, (prefix + runtimeSuffix(element)).str(),
+      rewriter.getFunctionType({buffer.getType(), i64, i64, comm.getType()},
+                               results),
+      /*cInterface=*/true);
+  if (!callee)
+    return failure();
+  Value peer = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getPeer()));
+  Value tag = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getI64IntegerAttr(op.getTag()));
+  return func::CallOp::create(rewriter, loc, callee,
+                              ValueRange{buffer, peer, tag, comm});
+}
+
 static LogicalResult lowerSend(SendOp op, SendOp::Adaptor adaptor,
                                ConversionPatternRewriter &rewriter,
                                DistToMPIState &state) {
@@ -1105,22 +1133,9 @@ static LogicalResult lowerSend(SendOp op, SendOp::Adaptor adaptor,
   Value flat =
       flatten(rewriter, loc,
               convertElements(rewriter, loc, adaptor.getInput(), element));
-  Value buffer = anySize(rewriter, loc, flat);
-  auto i64 = rewriter.getI64Type();
-  func::FuncOp send = state.getRuntimeFunction(
-      rewriter, op,
-      (Twine(DIST_RUNTIME_SEND_PREFIX) + runtimeSuffix(element)).str(),
-      rewriter.getFunctionType({buffer.getType(), i64, i64, comm.getType()},
-                               {}),
-      /*cInterface=*/true);
-  if (!send)
+  if (failed(callTransfer(op, rewriter, state, DIST_RUNTIME_SEND_PREFIX,
+                          anySize(rewriter, loc, flat), comm)))
     return failure();
-  Value peer = arith::ConstantOp::create(
-      rewriter, loc, rewriter.getI64IntegerAttr(op.getPeer()));
-  Value tag = arith::ConstantOp::create(
-      rewriter, loc, rewriter.getI64IntegerAttr(op.getTag()));
-  func::CallOp::create(rewriter, loc, send,
-                       ValueRange{buffer, peer, tag, comm});
   rewriter.eraseOp(op);
   return success();
 }
@@ -1140,23 +1155,12 @@ static LogicalResult lowerRecv(RecvOp op, RecvOp::Adaptor,
   RankedTensorType type = op.getTensorType();
   Value recv = memref::AllocOp::create(
       rewriter, loc, MemRefType::get({type.getNumElements()}, element));
-  Value buffer = anySize(rewriter, loc, recv);
-  auto i64 = rewriter.getI64Type();
-  func::FuncOp irecv = state.getRuntimeFunction(
-      rewriter, op,
-      (Twine(DIST_RUNTIME_IRECV_PREFIX) + runtimeSuffix(element)).str(),
-      rewriter.getFunctionType({buffer.getType(), i64, i64, comm.getType()},
-                               {i64}),
-      /*cInterface=*/true);
-  if (!irecv)
+  FailureOr<func::CallOp> posted =
+      callTransfer(op, rewriter, state, DIST_RUNTIME_IRECV_PREFIX,
+                   anySize(rewriter, loc, recv), comm);
+  if (failed(posted))
     return failure();
-  Value peer = arith::ConstantOp::create(
-      rewriter, loc, rewriter.getI64IntegerAttr(op.getPeer()));
-  Value tag = arith::ConstantOp::create(
-      rewriter, loc, rewriter.getI64IntegerAttr(op.getTag()));
-  Value request = func::CallOp::create(rewriter, loc, irecv,
-                                       ValueRange{buffer, peer, tag, comm})
-                      .getResult(0);
+  Value request = posted->getResult(0);
   if (op.isAsync()) {
     rewriter.replaceOpWithMultiple(op, {{recv, request}});
     return success();
