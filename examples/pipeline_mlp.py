@@ -58,12 +58,42 @@ def ew(out, ins, body, act, stage):
     )
 
 
-def step_ir(layers, batch, width, dp, tp, input_grad=False):
+ACTIVATIONS = {
+    # name: (forward body on %v0, backward body on the gradient %v0 and the
+    # activation %v1, numpy forward, numpy derivative from the activation)
+    "tanh": (
+        ["%r = math.tanh %v0 : f32"],
+        [
+            "%one = arith.constant 1.0 : f32",
+            "%sq = arith.mulf %v1, %v1 : f32",
+            "%dt = arith.subf %one, %sq : f32",
+            "%r = arith.mulf %v0, %dt : f32",
+        ],
+        np.tanh,
+        lambda a: 1 - a**2,
+    ),
+    "relu": (
+        ["%z = arith.constant 0.0 : f32", "%r = arith.maximumf %v0, %z : f32"],
+        [
+            "%z = arith.constant 0.0 : f32",
+            "%p = arith.cmpf ogt, %v1, %z : f32",
+            "%r = arith.select %p, %v0, %z : f32",
+        ],
+        lambda h: np.maximum(h, 0),
+        lambda a: (a > 0).astype(a.dtype),
+    ),
+}
+
+
+def step_ir(layers, batch, width, dp, tp, input_grad=False, act="tanh"):
     """The step on one microbatch of `batch` rows, in local shapes (types
     hold what one process holds): completion decides the encodings of the
     rest and places the collectives. With `input_grad`, the first layer
     computes its input's gradient too (a `dist.matmul_grad` whose dX nobody
-    reads), so that every stage computes the same products."""
+    reads), so that every stage computes the same products. `act` names the
+    hidden layers' activation (ACTIVATIONS): relu costs little next to the
+    products, which the bubble benchmark needs to make its stages equal."""
+    forward, backward = ACTIVATIONS[act][:2]
     lb = batch // dp
     x_enc = encoding([1 if dp > 1 else -1, -1])
     xt = ttype([lb, width], x_enc)
@@ -89,7 +119,7 @@ def step_ir(layers, batch, width, dp, tp, input_grad=False):
             f"%h{i} = dist.matmul {a}, %w{i} {{dist.stage = {i}}} : {at}, {wts[i]} -> {acts[i]}"
         )
         if i + 1 < layers:
-            lines += ew(f"%a{i}", [(f"%h{i}", acts[i])], ["%r = math.tanh %v0 : f32"], acts[i], i)
+            lines += ew(f"%a{i}", [(f"%h{i}", acts[i])], forward, acts[i], i)
             a, at = f"%a{i}", acts[i]
     last = layers - 1
     out = acts[last]
@@ -138,12 +168,7 @@ def step_ir(layers, batch, width, dp, tp, input_grad=False):
         lines += ew(
             f"%g{j}",
             [(f"%da{i}", acts[j]), (f"%a{j}", acts[j])],
-            [
-                "%one = arith.constant 1.0 : f32",
-                "%sq = arith.mulf %v1, %v1 : f32",
-                "%dt = arith.subf %one, %sq : f32",
-                "%r = arith.mulf %v0, %dt : f32",
-            ],
+            backward,
             acts[j],
             j,
         )
@@ -169,10 +194,12 @@ def dense(values):
     )
 
 
-def main_ir(layers, batch, width, mesh, micro, xs, ts, ws):
+def main_ir(layers, batch, width, mesh, micro, xs, ts, ws, calls=1):
     """@main: every process passes its shard of each microbatch and weight
     (a slice at its coordinates, cast to the encoding) and prints its shard
-    of every result."""
+    of every result. With `calls` > 1, @step is called that many times on
+    the same arguments (a benchmark times the later calls) and the last
+    call's results are printed."""
     pp, dp, tp = mesh
     x_enc = encoding([1 if dp > 1 else -1, -1])
     lb = batch // dp
@@ -220,11 +247,13 @@ def main_ir(layers, batch, width, mesh, micro, xs, ts, ws):
         args.append((f"%w{i}_e", et))
         wtypes.append((lshape, et))
     rtypes = [f"tensor<f32, {encoding([])}>"] + [w[1] for w in wtypes] * 2
-    outs = ", ".join(f"%r{i}" for i in range(len(rtypes)))
-    body.append(
-        f"{outs.replace(', ', ', ')} = func.call @step({', '.join(a for a, _ in args)}) "
-        f": ({', '.join(t for _, t in args)}) -> ({', '.join(rtypes)})"
-    )
+    for call in range(calls):
+        prefix = "%r" if call + 1 == calls else f"%unused{call}_"
+        outs = ", ".join(f"{prefix}{i}" for i in range(len(rtypes)))
+        body.append(
+            f"{outs} = func.call @step({', '.join(a for a, _ in args)}) "
+            f": ({', '.join(t for _, t in args)}) -> ({', '.join(rtypes)})"
+        )
     body[0:0] = [f"%c{c} = arith.constant {c} : index" for c in sorted(consts)]
     shapes = [[1]] + [w[0] for w in wtypes] * 2
     for i, (ty, shape) in enumerate(zip(rtypes, shapes)):
@@ -251,14 +280,15 @@ def main_ir(layers, batch, width, mesh, micro, xs, ts, ws):
     )
 
 
-def reference(xs, ts, ws):
+def reference(xs, ts, ws, act="tanh"):
     """The serial step on all microbatches at once."""
+    forward, derivative = ACTIVATIONS[act][2:]
     x, t = np.concatenate(xs), np.concatenate(ts)
     acts, a = [], x
     for i, w in enumerate(ws):
         acts.append(a)
         h = a @ w
-        a = np.tanh(h) if i + 1 < len(ws) else h
+        a = forward(h) if i + 1 < len(ws) else h
     d = a - t
     loss = (d * d).mean()
     g = 2 * d / d.size
@@ -266,7 +296,7 @@ def reference(xs, ts, ws):
     for i in reversed(range(len(ws))):
         grads[i] = acts[i].T @ g
         if i:
-            g = (g @ ws[i].T) * (1 - acts[i] ** 2)
+            g = (g @ ws[i].T) * derivative(acts[i])
     return loss, grads, [w - LR * gw for w, gw in zip(ws, grads)]
 
 
@@ -284,7 +314,9 @@ def mesh_header(mesh):
     return f'#mesh = #dist.mesh<shape = [{pp}, {dp}, {tp}], names = ["pp", "dp", "tp"]>\n'
 
 
-def program(dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws, input_grad=False):
+def program(
+    dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws, input_grad=False, act="tanh", calls=1
+):
     """The pipelined step and its @main, as text; raises RuntimeError with
     dist-opt's messages when it refuses."""
     B, H = xs[0].shape
@@ -297,14 +329,14 @@ def program(dist_opt, mesh, M, schedule, chunks, L, xs, ts, ws, input_grad=False
             "--dist-complete",
             f"--dist-pipeline=schedule={schedule} microbatches={M} chunks={chunks}",
         ],
-        input=mesh_header(mesh) + step_ir(L, B, H, mesh[1], mesh[2], input_grad),
+        input=mesh_header(mesh) + step_ir(L, B, H, mesh[1], mesh[2], input_grad, act),
         capture_output=True,
         text=True,
     )
     if piped.returncode:
         raise RuntimeError(piped.stderr)
     module = piped.stdout.rstrip()
-    return module[:-1] + main_ir(L, B, H, mesh, M, xs, ts, ws) + "}\n"
+    return module[:-1] + main_ir(L, B, H, mesh, M, xs, ts, ws, calls) + "}\n"
 
 
 def main():

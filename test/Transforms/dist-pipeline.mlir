@@ -3,6 +3,7 @@
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=gpipe remarks" --dist-verify-distributions -o /dev/null 2>&1 | FileCheck %s --check-prefix=GPIPE
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 remarks" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONEF
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=zb-h1 remarks" --dist-verify-distributions -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZB
+// RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=zb-h1" | FileCheck %s --check-prefix=ZBIR --implicit-check-not=dist.matmul_grad
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=3 schedule=zb-h1" --dist-verify-distributions -o /dev/null
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=interleaved chunks=2" --dist-verify-distributions -o /dev/null
 
@@ -67,6 +68,23 @@
 // ONEF-NEXT: stage 1: at most 1 microbatches held, 384 bytes each, peak 384 bytes
 // ONEF-NEXT: stage 0: F0 F1 B0 F2 B1 F3 B2 B3
 // ONEF-NEXT: stage 1: F0 B0 F1 B1 F2 B2 F3 B3
-// ZB-H1 splits the backward; its W steps fill the bubbles.
-// ZB: remark: zb-h1 on 2 stages, 4 microbatches
-// ZB: stage 0: F0 F1 B0 F2 B1 F3 B2 W0 B3 W1 W2 W3
+// ZB-H1 splits each dist.matmul_grad into its dX product (B: the chain of
+// activation gradients) and its dW product (W), whose steps fill the
+// bubbles: a step's bubble half of 1F1B's.
+// ZB: remark: zb-h1 on 2 stages, 4 microbatches: 8 transfers, bubble 0.1111 of the compute (0.1000 of the step)
+// ZB-NEXT: stage 0: at most 4 microbatches held, 256 bytes each, peak 1024 bytes
+// ZB-NEXT: stage 1: at most 4 microbatches held, 256 bytes each, peak 1024 bytes
+// ZB-NEXT: stage 0: F0 F1 B0 F2 B1 F3 B2 W0 W1 B3 W2 W3
+// ZB-NEXT: stage 1: F0 B0 F1 B1 F2 B2 F3 B3 W0 W1 W2 W3
+// Stage 0's B reads the received gradient and computes dX of layer 1; its
+// W steps (dW of layer 0, microbatches 0 and 1) come after B2, before B3.
+// ZBIR-LABEL: case 0
+// ZBIR: %[[G0:.*]] = dist.wait
+// ZBIR: dist.matmul %{{.*}}, %arg9 transpose_y
+// ZBIR: dist.matmul %{{.*}}, %arg9 transpose_y
+// ZBIR: dist.matmul %{{.*}}, %arg9 transpose_y
+// ZBIR: %[[W0:.*]] = dist.matmul %arg0, %{{.*}} transpose_x
+// ZBIR-NEXT: %[[W1:.*]] = dist.matmul %arg1, %{{.*}} transpose_x
+// ZBIR-NEXT: arith.addf %[[W0]], %[[W1]]
+// ZBIR-NEXT: dist.wait
+// ZBIR-LABEL: default

@@ -124,3 +124,20 @@ TEST(PipelineScheduleTest, Refusals) {
 }
 
 } // namespace
+
+namespace {
+/// A zb-h1 step whose B is cheaper than its F and W (the weight products
+/// split off) replays to completion.
+TEST(PipelineScheduleTest, ZeroBubbleH1CheapB) {
+  PipelineCosts costs;
+  costs.forward = 1;
+  costs.backward = 0.75;
+  costs.weight = 1;
+  for (int64_t p = 2; p <= 4; ++p)
+    for (int64_t m = p; m <= 4 * p; ++m) {
+      PipelineSchedule s =
+          build(PipelineScheduleKind::ZeroBubbleH1, p, m, 1, costs);
+      expectComplete(s, /*weights=*/true);
+    }
+}
+} // namespace

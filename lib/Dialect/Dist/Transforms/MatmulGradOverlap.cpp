@@ -161,19 +161,13 @@ static RankedTensorType foldedType(RankedTensorType type) {
                                type.getElementType(), *dist);
 }
 
-LogicalResult
-mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
-                               const MatmulGradOverlapOptions &options,
-                               std::string &whyNot) {
+LogicalResult mlir::dist::canBuildMatmulGradProducts(MatmulGradOp op,
+                                                     std::string &whyNot) {
   if (op.getTransposeX()) {
     whyNot = "transpose_x is set; a matmul_grad is split with a plain or "
              "transposed y only";
     return failure();
   }
-  Operation *reduction = findXGradReduction(op, whyNot);
-  if (!reduction || failed(checkOpsBetween(op, reduction, whyNot)))
-    return failure();
-
   RankedTensorType x = op.getX().getType(), y = op.getY().getType(),
                    dout = op.getOutGrad().getType();
   if (y.getRank() != 2) {
@@ -193,8 +187,21 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
       return failure();
     }
   }
+  return success();
+}
+
+LogicalResult
+mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
+                               const MatmulGradOverlapOptions &options,
+                               std::string &whyNot) {
+  if (failed(canBuildMatmulGradProducts(op, whyNot)))
+    return failure();
+  Operation *reduction = findXGradReduction(op, whyNot);
+  if (!reduction || failed(checkOpsBetween(op, reduction, whyNot)))
+    return failure();
 
   if (options.minOverlapRatio > 0.0) {
+    RankedTensorType x = op.getX().getType(), dout = op.getOutGrad().getType();
     CostModel model(options.costModel);
     // dY = X^T dOut, or dOut^T X for a transposed y: the same products.
     std::optional<double> flops = CostModel::matmulFlops(
@@ -217,49 +224,56 @@ mlir::dist::canSplitMatmulGrad(MatmulGradOp op,
   return success();
 }
 
-void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
-  std::string unused;
-  Operation *reduction = findXGradReduction(op, unused);
-  MLIRContext *ctx = op.getContext();
-  Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
-
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
+std::pair<Value, Value> mlir::dist::buildMatmulGradProducts(OpBuilder &b,
+                                                            MatmulGradOp op,
+                                                            Location loc) {
   // dX = dOut * Y^T, or dOut * Y where the forward product read Y^T (a
   // PyTorch weight, [out, in]).
   bool transposedY = op.getTransposeY();
-  auto dx = MatmulOp::create(rewriter, loc, op.getXGrad().getType(),
-                             op.getOutGrad(), op.getY(),
+  auto dx = MatmulOp::create(b, loc, op.getXGrad().getType(), op.getOutGrad(),
+                             op.getY(),
                              /*transpose_x=*/false,
                              /*transpose_y=*/!transposedY);
-  // The reduction comes right after dX and before dY, so that it overlaps
-  // with the dY matmul on the model-parallel stream. A clone keeps its kind,
-  // result type and attributes.
-  Operation *reduced = rewriter.clone(*reduction);
-  reduced->setOperand(0, dx.getResult());
-  reduced->setLoc(rewriteLoc(reduction->getLoc(), kRewriteTag));
-  auto stream = StreamKindAttr::get(ctx, StreamKind::ModelParallel);
-  if (auto allreduce = dyn_cast<AllReduceOp>(reduced))
-    allreduce.setStreamAttr(stream);
-  else
-    cast<ReduceScatterOp>(reduced).setStreamAttr(stream);
   // dY = X^T * dOut (dOut^T * X for a transposed y), with the leading dims
   // of X and dOut folded.
   Value x = op.getX(), dout = op.getOutGrad();
   if (op.getX().getType().getRank() > 2) {
     auto groups = foldLeadingDims(op.getX().getType().getRank());
-    x = tensor::CollapseShapeOp::create(
-        rewriter, loc, foldedType(op.getX().getType()), x, groups);
+    x = tensor::CollapseShapeOp::create(b, loc, foldedType(op.getX().getType()),
+                                        x, groups);
     dout = tensor::CollapseShapeOp::create(
-        rewriter, loc, foldedType(op.getOutGrad().getType()), dout, groups);
+        b, loc, foldedType(op.getOutGrad().getType()), dout, groups);
   }
   if (transposedY)
     std::swap(x, dout);
-  auto dy = MatmulOp::create(rewriter, loc, op.getYGrad().getType(), x, dout,
+  auto dy = MatmulOp::create(b, loc, op.getYGrad().getType(), x, dout,
                              /*transpose_x=*/true, /*transpose_y=*/false);
+  return {dx.getResult(), dy.getResult()};
+}
+
+void mlir::dist::splitMatmulGrad(RewriterBase &rewriter, MatmulGradOp op) {
+  std::string unused;
+  Operation *reduction = findXGradReduction(op, unused);
+  Location loc = rewriteLoc(op.getLoc(), kRewriteTag);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  auto [dx, dy] = buildMatmulGradProducts(rewriter, op, loc);
+  // The reduction comes right after dX and before dY, so that it overlaps
+  // with the dY matmul on the model-parallel stream. A clone keeps its kind,
+  // result type and attributes.
+  rewriter.setInsertionPointAfterValue(dx);
+  Operation *reduced = rewriter.clone(*reduction);
+  reduced->setOperand(0, dx);
+  reduced->setLoc(rewriteLoc(reduction->getLoc(), kRewriteTag));
+  auto stream = StreamKindAttr::get(op.getContext(), StreamKind::ModelParallel);
+  if (auto allreduce = dyn_cast<AllReduceOp>(reduced))
+    allreduce.setStreamAttr(stream);
+  else
+    cast<ReduceScatterOp>(reduced).setStreamAttr(stream);
 
   rewriter.replaceOp(reduction, reduced->getResults());
-  rewriter.replaceOp(op, {dx.getResult(), dy.getResult()});
+  rewriter.replaceOp(op, {dx, dy});
 }
 
 namespace {

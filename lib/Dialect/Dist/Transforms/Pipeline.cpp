@@ -10,9 +10,11 @@
 // The step's ops fall into phases by what they feed: the forward is what
 // the loss (the result marked `dist.loss`) is computed from; the update is
 // every optimizer op and what is computed from one; the backward is the
-// rest that a result or the update needs (for zb-h1 split into B, what
-// another stage waits for, and W, the rest). A phase of one stage for one
-// microbatch is an action of the schedule.
+// rest that a result or the update needs. For zb-h1 each dist.matmul_grad
+// becomes its two products first and the backward splits into W, the
+// weight-gradient products and what is computed from them alone, and B,
+// the rest (the chain of activation gradients). A phase of one stage for
+// one microbatch is an action of the schedule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +107,7 @@ public:
 
 private:
   LogicalResult assignStages();
+  void splitWeightProducts();
   LogicalResult assignPhases();
   LogicalResult assignData();
   PipelineCosts estimateCosts();
@@ -226,6 +229,34 @@ LogicalResult StepPipeliner::assignStages() {
   return success();
 }
 
+/// Zero-bubble schedules defer the weight gradients (W) behind the input
+/// gradients (B), so a dist.matmul_grad, which computes both, becomes its
+/// two products, each in the stage of the op it replaces.
+void StepPipeliner::splitWeightProducts() {
+  struct Created : OpBuilder::Listener {
+    SmallVector<Operation *> ops;
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+  };
+  for (auto op : llvm::make_early_inc_range(body.getOps<MatmulGradOp>())) {
+    std::string whyNot;
+    if (failed(canBuildMatmulGradProducts(op, whyNot)))
+      continue;
+    Created created;
+    OpBuilder b(op);
+    b.setListener(&created);
+    auto [dx, dy] = buildMatmulGradProducts(b, op, op.getLoc());
+    for (Operation *product : created.ops)
+      stageOf[product] = stageOf.lookup(op);
+    op.getXGrad().replaceAllUsesWith(dx);
+    op.getYGrad().replaceAllUsesWith(dy);
+    stageOf.erase(op);
+    op.erase();
+  }
+}
+
 LogicalResult StepPipeliner::assignPhases() {
   Operation *ret = body.getTerminator();
   std::optional<unsigned> lossIndex;
@@ -280,22 +311,25 @@ LogicalResult StepPipeliner::assignPhases() {
   for (Operation &op : body.without_terminator())
     if (phaseOf.count(&op))
       ops.push_back(&op);
-  // zb-h1: a stage's B is what another stage waits for; W the rest.
+  // zb-h1: W is the weight-gradient products (X^T * dOut, as
+  // splitWeightProducts makes them) and what is computed from them alone (a
+  // data-parallel allreduce of one); B is the rest, the chain of activation
+  // gradients that the stage before waits for or that a W product reads.
   if (kind == PipelineScheduleKind::ZeroBubbleH1) {
-    for (Operation *op : ops)
-      if (phaseOf[op] == Phase::Backward)
-        phaseOf[op] = Phase::Weight;
-    for (Operation *op : llvm::reverse(ops)) {
-      if (phaseOf[op] == Phase::Update)
+    for (Operation *op : ops) {
+      if (phaseOf[op] != Phase::Backward)
         continue;
+      auto product = dyn_cast<MatmulOp>(op);
+      bool fromWeight = false, fromB = false;
       for (Value v : usedValues(op)) {
         Operation *def = v.getDefiningOp();
-        if (!def || !phaseOf.count(def) || phaseOf[def] != Phase::Weight)
+        if (!def || !phaseOf.count(def))
           continue;
-        bool otherStage = stageOf[def] != stageOf[op];
-        if (otherStage || phaseOf[op] == Phase::Backward)
-          phaseOf[def] = Phase::Backward;
+        fromWeight |= phaseOf[def] == Phase::Weight;
+        fromB |= phaseOf[def] == Phase::Backward;
       }
+      if ((product && product.getTransposeX()) || (fromWeight && !fromB))
+        phaseOf[op] = Phase::Weight;
     }
   }
   return assignData();
@@ -788,7 +822,11 @@ LogicalResult StepPipeliner::run() {
   if (kind == PipelineScheduleKind::Interleaved ||
       kind == PipelineScheduleKind::ZeroBubbleH1)
     lookahead = SIZE_MAX;
-  if (failed(assignStages()) || failed(assignPhases()))
+  if (failed(assignStages()))
+    return failure();
+  if (kind == PipelineScheduleKind::ZeroBubbleH1)
+    splitWeightProducts();
+  if (failed(assignPhases()))
     return failure();
   std::string error;
   schedule = buildPipelineSchedule(kind, P, M, V, estimateCosts(), error);

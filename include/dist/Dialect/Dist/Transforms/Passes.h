@@ -40,6 +40,17 @@ LogicalResult canSplitMatmulGrad(MatmulGradOp op,
                                  const MatmulGradOverlapOptions &options,
                                  std::string &whyNot);
 
+/// Builds, before `op` at `b`'s insertion point, its two products as
+/// dist.matmul ops, dX = dOut * Y^T and dY = X^T * dOut (with X's leading
+/// dims folded), and returns (dX, dY); `op` stays. Needs
+/// canBuildMatmulGradProducts.
+std::pair<Value, Value> buildMatmulGradProducts(OpBuilder &b, MatmulGradOp op,
+                                                Location loc);
+/// Whether `op` has the two products buildMatmulGradProducts builds: a
+/// plain x, a 2-D y, and leading dims of x and dOut that fold into one; if
+/// not, `whyNot` says why.
+LogicalResult canBuildMatmulGradProducts(MatmulGradOp op, std::string &whyNot);
+
 /// Splits `op`, which canSplitMatmulGrad accepted, into the dX matmul, the
 /// allreduce of dX (moved up, on the model-parallel stream) and the dY
 /// matmul.
