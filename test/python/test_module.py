@@ -350,3 +350,25 @@ def test_completion(ctx):
     m.verify_distributions()
     m.run("dist-lower-reshard")
     assert [op.name for op in m.walk()].count("dist.allreduce") == 1
+
+
+def test_pipeline_pass(ctx):
+    """--dist-pipeline from Python: the stages, their transfers and the
+    report, and a refusal as an exception with the pass's location."""
+    path = os.path.join(
+        os.path.dirname(__file__), "..", "Transforms", "Inputs", "pipeline-mlp.mlir"
+    )
+    m = dist.Module.read(path, context=ctx)
+    remarks = m.run("dist-pipeline{microbatches=4 schedule=zb-h1 remarks}")
+    [report] = remarks
+    assert "zb-h1 on 2 stages, 4 microbatches: 8 transfers" in report.message
+    assert "stage 1: F0 B0 F1 B1 F2 B2 F3 B3 W0 W1 W2 W3" in report.message
+    names = [op.name for op in m.walk()]
+    assert names.count("dist.send") == names.count("dist.recv") == 8
+    assert "dist.matmul_grad" not in names
+    m.run("dist-verify-distributions")
+    bad = dist.Module.read(path, context=ctx)
+    with pytest.raises(
+        dist.DiagnosticError, match="do not group evenly into 2 pipeline stages of 3"
+    ):
+        bad.run("dist-pipeline{microbatches=4 schedule=interleaved chunks=3}")
