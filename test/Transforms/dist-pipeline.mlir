@@ -6,6 +6,7 @@
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=zb-h1" | FileCheck %s --check-prefix=ZBIR --implicit-check-not=dist.matmul_grad
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=3 schedule=zb-h1" --dist-verify-distributions -o /dev/null
 // RUN: dist-opt %S/Inputs/pipeline-mlp.mlir --dist-pipeline="microbatches=4 schedule=interleaved chunks=2" --dist-verify-distributions -o /dev/null
+// RUN: dist-opt %S/Inputs/pipeline-zb-gram.mlir --dist-pipeline="microbatches=2 schedule=zb-h1" --dist-verify-distributions | FileCheck %s --check-prefix=GRAM
 
 // The four-layer step on two stages (layers 0-1 and 2-3), two microbatches,
 // 1F1B. A data argument becomes one per microbatch; the stages are the
@@ -88,3 +89,18 @@
 // ZBIR-NEXT: arith.addf %[[W0]], %[[W1]]
 // ZBIR-NEXT: dist.wait
 // ZBIR-LABEL: default
+
+// A transpose_x product that the activation gradients read (the Gram matrix
+// of Inputs/pipeline-zb-gram.mlir) stays in B: stage 1 computes it, then dX,
+// and sends dX before any weight product; the tied gradient stage 0 adds
+// travels between the W steps.
+// GRAM-LABEL: default
+// GRAM: %[[F:.*]] = dist.wait
+// GRAM: %[[DY:.*]] = arith.mulf %{{.*}}, %cst :
+// GRAM-NEXT: %[[G:.*]] = dist.matmul %[[DY]], %[[DY]] transpose_x
+// GRAM-NEXT: %[[DYS:.*]] = dist.matmul %[[DY]], %[[G]] :
+// GRAM-NEXT: %[[DX:.*]] = dist.matmul %[[DYS]], %arg5 transpose_y
+// GRAM-NEXT: dist.send %[[DX]] to 0 on #mesh axis = 0 tag = 2
+// GRAM: dist.send {{.*}} tag = 3
+// GRAM-NEXT: %[[W0:.*]] = dist.matmul %[[F]], %[[DYS]] transpose_x
+// GRAM-NEXT: dist.send %[[W0]] to 0 on #mesh axis = 0 tag = 4

@@ -331,6 +331,21 @@ LogicalResult StepPipeliner::assignPhases() {
       if ((product && product.getTransposeX()) || (fromWeight && !fromB))
         phaseOf[op] = Phase::Weight;
     }
+    // A microbatch's W step runs after its B step, so a product of that
+    // shape that B reads (a hand-written activation gradient through
+    // X^T * Y) stays in B. Readers follow their definitions: one pass from
+    // the end also returns to B the W ops that such a product reads.
+    // (Another stage's W may read a W value: the transfer then happens
+    // between W steps, and the deadlock check sees it like any other.)
+    for (Operation *op : llvm::reverse(ops)) {
+      if (phaseOf[op] != Phase::Weight)
+        continue;
+      if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+            Operation *top = body.findAncestorOpInBlock(*user);
+            return top && phaseOf.count(top) && phaseOf[top] == Phase::Backward;
+          }))
+        phaseOf[op] = Phase::Backward;
+    }
   }
   return assignData();
 }
