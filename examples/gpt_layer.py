@@ -41,6 +41,7 @@ which sequence parallelism gathers) is written as a `dist.reshard` to an
 undecided type: it says where the layouts meet, not which collectives run.
 """
 import argparse
+import functools
 import math
 import sys
 
@@ -59,6 +60,9 @@ PARAM_DIMS = {
     "w2": "fh",
 }
 LAYOUTS = ("serial", "dp", "tp", "tp-sp", "dp-tp", "dp-tp-sp")
+# The blocks tensor parallelism can split: the attention (its heads) and
+# the MLP (its FFN dim).
+TP_BLOCKS = ("attn", "mlp")
 # GPT's dropouts (id, fixed seed): on the attention probabilities and on
 # each branch before its residual add. Fixed seeds make a step repeatable;
 # the mask of each element depends only on the seed and the element's global
@@ -103,7 +107,9 @@ class Layout:
     attention's sequences (queries and keys), h hidden, c hidden split as
     heads (n heads of d), f FFN."""
 
-    def __init__(self, name, mesh, sizes, dropout=0.1, amp=False, optimizer="sgd"):
+    def __init__(
+        self, name, mesh, sizes, dropout=0.1, amp=False, optimizer="sgd", tp_blocks=TP_BLOCKS
+    ):
         if name not in LAYOUTS:
             raise ValueError(f"unknown layout {name!r}; expected one of {LAYOUTS}")
         if optimizer not in OPTIMIZERS:
@@ -126,6 +132,15 @@ class Layout:
         self.dp = axes.index("dp") if "dp" in axes else None
         self.tp = axes.index("tp") if "tp" in axes else None
         self.sp = "sp" in parts
+        blocks = tuple(b for b in TP_BLOCKS if b in tp_blocks)
+        if not blocks or len(blocks) != len(tuple(tp_blocks)):
+            raise ValueError(
+                f"tensor-parallel blocks {','.join(tp_blocks) or '(none)'}: expected "
+                f"one or both of {', '.join(TP_BLOCKS)}"
+            )
+        # Which blocks tp splits: Megatron splits both; a plan may keep
+        # one replicated (its weights whole on every tp process).
+        self.tp_blocks = blocks
         self.names = axes or ["x"]
         self.g = dict(sizes)  # global sizes by letter
         b, s, h, n, f = (sizes[k] for k in "bshnf")
@@ -146,7 +161,11 @@ class Layout:
     def axis(self, letter):
         if letter == "b":
             return self.dp
-        if letter in "cnf" or (letter == "r" and self.sp):
+        if letter in "cn" and "attn" in self.tp_blocks:
+            return self.tp
+        if letter == "f" and "mlp" in self.tp_blocks:
+            return self.tp
+        if letter == "r" and self.sp:
             return self.tp
         return None
 
@@ -682,6 +701,7 @@ def build(layout):
         f"{','.join(map(str, L.mesh))} --batch {g['b']} --seq {g['s']} --hidden {g['h']} "
         f"--heads {g['n']} --ffn {g['f']} --dropout {L.dropout:g}{' --amp' if L.amp else ''}"
         + (f" --optimizer {L.optimizer}" if L.optimizer != "sgd" else "")
+        + (f" --tp-blocks {','.join(L.tp_blocks)}" if L.tp_blocks != TP_BLOCKS else "")
         + "\n"
     )
     return head + "\n".join(body) + "\n"
@@ -789,9 +809,125 @@ def report(args):
     return 0
 
 
+def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
+    """The GPT layer's plans on `devices` processes (dist.plan.Candidate):
+    every mesh factorization into dp x tp; where tp > 1, which blocks it
+    splits (attention, MLP or both) and whether sequence parallelism splits
+    the rest; where dp > 1, the ZeRO stage (with an optimizer that has
+    states) and gradient buckets. A size that a mesh axis does not divide
+    rules the plan out."""
+    from dist.plan import Candidate, factorizations
+
+    blocks_options = [("attn", "mlp"), ("attn",), ("mlp",)]
+    out = []
+    for dp, tp in factorizations(devices, 2):
+        for blocks in blocks_options if tp > 1 else [TP_BLOCKS]:
+            for sp in (False, True) if tp > 1 else (False,):
+                axes = [a for a, n in (("dp", dp), ("tp", tp)) if n > 1]
+                name = "-".join(axes + (["sp"] if sp else [])) or "serial"
+                mesh = [n for n in (dp, tp) if n > 1] or None
+                try:
+                    L = Layout(name, mesh, sizes, dropout, optimizer=optimizer, tp_blocks=blocks)
+                except ValueError:
+                    continue
+                # The program depends on the layout only: built once, for
+                # each ZeRO stage and bucketing.
+                text = functools.lru_cache(maxsize=1)(lambda L=L: build(L))
+                zero_stages = (0, 1, 2) if dp > 1 and STATES[optimizer] else (0,)
+                for zero in zero_stages:
+                    for buckets in (False, True) if dp > 1 else (False,):
+                        options = " ".join(
+                            o
+                            for o in (
+                                f"zero-stage={zero}" if zero else "",
+                                "bucket-gradients=true" if buckets else "",
+                            )
+                            if o
+                        )
+                        label = f"{name} [{','.join(map(str, L.mesh))}]"
+                        if tp > 1 and blocks != TP_BLOCKS:
+                            label += f" tp:{'+'.join(blocks)}"
+                        if zero:
+                            label += f" zero{zero}"
+                        if buckets:
+                            label += " buckets"
+                        choices = (
+                            ("dp", str(dp)),
+                            ("tp", str(tp)),
+                            ("tp-blocks", ",".join(blocks) if tp > 1 else "-"),
+                            ("sp", str(sp).lower()),
+                            ("zero-stage", str(zero)),
+                            ("buckets", str(buckets).lower()),
+                        )
+                        out.append(
+                            Candidate(
+                                name=label,
+                                mesh=tuple(L.mesh),
+                                choices=choices,
+                                build=text,
+                                pipeline=options,
+                            )
+                        )
+    return out
+
+
+def plan(args):
+    """--plan: every plan of the layer on `args.plan` devices priced, the
+    top ones printed, the chosen program written to --output."""
+    import dist.plan as dp
+
+    cost = dict(
+        peak_tflops=args.peak_tflops,
+        link_latency_us=args.link_latency_us,
+        link_bandwidth_gbps=args.link_bandwidth_gbps,
+    )
+    if args.cost_model:
+        cost = dict(cost_model=args.cost_model)
+    chosen = [
+        f
+        for f, v in (
+            ("--layout", args.layout),
+            ("--mesh", args.mesh),
+            ("--tp-blocks", args.tp_blocks),
+            ("--report", args.report),
+            ("--amp", args.amp),
+        )
+        if v
+    ]
+    if chosen:
+        raise ValueError(f"--plan chooses the layout: it takes no {', '.join(chosen)}")
+    if args.top < 1:
+        raise ValueError(f"--top must be positive, not {args.top}")
+    devices = dp.check_devices(args.plan)
+    limit = dp.check_memory_limit(args.memory_limit_mib)
+    if args.memory_limit_mib is not None:
+        limit *= dp.MIB
+    g = sizes_of(args)
+    candidates = plan_candidates(g, devices, args.dropout, args.optimizer)
+    if not candidates:
+        raise ValueError(
+            f"no plan for {devices} devices: no mesh dp x tp of that size divides the "
+            f"layer ({sizes_text(g)}; dp splits the batch, tp the heads and the FFN)"
+        )
+    plans = dp.search(candidates, limit, **cost)
+    best = plans[0].candidate
+    print(f"GPT layer: {sizes_text(g)}, optimizer {args.optimizer}", file=sys.stderr)
+    print(dp.summary(plans, limit, devices), file=sys.stderr)
+    sys.stderr.write(dp.table(plans, limit, args.top))
+    print(f"chosen: {dp.choices_text(best)}", file=sys.stderr)
+    path = args.output if args.output != "-" else "PROGRAM.mlir"
+    print(f"complete it with: {best.command(path)}", file=sys.stderr)
+    head = (
+        f"// Chosen by --plan {devices} ({dp.limit_text(limit)}): {dp.choices_text(best)}\n"
+        f"// Complete it with: {best.command('FILE')}\n"
+    )
+    write_text(head + best.build(), args.output)
+    return 0
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--layout", default="dp-tp", choices=LAYOUTS)
+    p.add_argument("--layout", default=None, choices=LAYOUTS, help="default: dp-tp")
     p.add_argument("--mesh", default=None, help="mesh shape, e.g. 2,4")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=8)
@@ -827,6 +963,30 @@ def parse_args(argv=None):
         action="store_true",
         help="--report: fuse the data-parallel gradient collectives into buckets",
     )
+    p.add_argument(
+        "--tp-blocks",
+        default=None,
+        help="the blocks tensor parallelism splits: attn, mlp or attn,mlp (default)",
+    )
+    p.add_argument(
+        "--plan",
+        type=int,
+        metavar="DEVICES",
+        help="choose the layout: price every plan on DEVICES processes, print the top "
+        "ones and write the chosen program (the sizes and optimizer are the other options')",
+    )
+    p.add_argument(
+        "--memory-limit-mib",
+        type=float,
+        default=None,
+        help="--plan: a plan must fit in this many MiB per device (default: no limit)",
+    )
+    p.add_argument("--top", type=int, default=10, help="--plan: how many plans to print")
+    p.add_argument(
+        "--cost-model",
+        default="",
+        help="--plan: price with this dist-run --calibrate file instead of the constants",
+    )
     p.add_argument("--peak-tflops", type=float, default=100.0)
     p.add_argument("--link-latency-us", type=float, default=10.0)
     p.add_argument("--link-bandwidth-gbps", type=float, default=100.0)
@@ -835,12 +995,23 @@ def parse_args(argv=None):
 
 def layout_of(args):
     mesh = [int(x) for x in args.mesh.split(",")] if args.mesh else None
-    return Layout(args.layout, mesh, sizes_of(args), args.dropout, args.amp, args.optimizer)
+    blocks = tuple(b for b in args.tp_blocks.split(",") if b) if args.tp_blocks else TP_BLOCKS
+    return Layout(
+        args.layout or "dp-tp",
+        mesh,
+        sizes_of(args),
+        args.dropout,
+        args.amp,
+        args.optimizer,
+        blocks,
+    )
 
 
 def main(argv=None):
     args = parse_args(argv)
     try:
+        if args.plan is not None:
+            return plan(args)
         if args.report:
             return report(args)
         text = build(layout_of(args))

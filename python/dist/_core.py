@@ -67,12 +67,19 @@ def overlap_report(module, **options):
     link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
     The module is not changed."""
     copy = Module.parse(str(module), context=module.context)
+    return _run_with_report(copy, "", options)
+
+
+def _run_with_report(module, pipeline, options):
+    """Runs `pipeline` (may be empty) and then --dist-overlap-report with
+    `options` on `module`, in one pass manager; returns the report's data."""
     with _tempfile.TemporaryDirectory() as tmp:
         path = _os.path.join(tmp, "report.json")
         flags = [f"output={path}", "format=json"]
         for key, value in options.items():
             flags.append(f"{key.replace('_', '-')}={value}")
-        copy.run("dist-overlap-report{" + " ".join(flags) + "}")
+        report = "dist-overlap-report{" + " ".join(flags) + "}"
+        module.run(f"{pipeline},{report}" if pipeline else report)
         with open(path) as f:
             return _json.load(f)
 

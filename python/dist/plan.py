@@ -1,0 +1,246 @@
+"""Choosing a plan: every candidate layout of a program priced by the cost
+model, the fastest that fits in memory chosen.
+
+A model says what can be chosen by listing its candidates (`Candidate`): a
+name, the mesh, the choices that make it, the `--dist-auto-parallel`
+options it needs and a function that builds its annotated program.
+`search` completes each one (`--dist-auto-parallel`), prices it with
+`--dist-overlap-report` (the cost-model constants, or a `dist-run
+--calibrate` file) and ranks them: the plans that fit in the memory limit
+by estimated step, then by memory, then by name, so that the ranking does
+not depend on the order of the candidates. `table` prints the top plans
+and why each lost to the first. examples/gpt_layer.py's `--plan` is the
+GPT layer's space.
+
+A plan's memory per process is its arguments (parameters, data, optimizer
+states) and the peak of the tensors its step holds at once (the overlap
+report's `peak_live_bytes`, gradients and updated parameters included).
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Tuple
+
+MIB = 1024.0 * 1024.0
+# A mesh of more processes than this is a typo, as dist.mesh says.
+MAX_DEVICES = 1 << 20
+
+
+class PlanError(ValueError):
+    """A search that cannot run or finds nothing: bad limits, no candidate,
+    no candidate that fits."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to run the program: `build()` returns its annotated text,
+    which `--dist-auto-parallel{pipeline}` completes."""
+
+    name: str
+    mesh: Tuple[int, ...]
+    choices: Tuple[Tuple[str, str], ...]
+    build: Callable[[], str] = field(compare=False, repr=False)
+    pipeline: str = ""
+
+    def command(self, path="PROGRAM.mlir"):
+        """The dist-opt command that completes the emitted program."""
+        flag = (
+            f"--dist-auto-parallel='{self.pipeline}'" if self.pipeline else "--dist-auto-parallel"
+        )
+        return f"dist-opt {path} {flag}"
+
+
+@dataclass
+class Plan:
+    """A priced candidate. Times are microseconds, memory bytes per process."""
+
+    candidate: Candidate
+    step_us: float
+    compute_us: float
+    comm_us: float
+    exposed_us: float
+    argument_bytes: int
+    peak_live_bytes: int
+    collectives: Dict[str, Tuple[int, int]]
+    fits: bool = True
+
+    @property
+    def memory_bytes(self):
+        return self.argument_bytes + self.peak_live_bytes
+
+    def key(self):
+        """The ranking: what fits first, then the step, the memory, the
+        name. Times are compared at a nanosecond so that a float's last
+        bits do not order equal plans."""
+        return (not self.fits, round(self.step_us, 3), self.memory_bytes, self.candidate.name)
+
+
+def check_devices(devices):
+    """`devices` as a positive int, or a PlanError saying why not."""
+    if isinstance(devices, bool) or not isinstance(devices, int):
+        raise PlanError(f"the device count must be an integer, not {devices!r}")
+    if devices < 1:
+        raise PlanError(f"the device count must be positive, not {devices}")
+    if devices > MAX_DEVICES:
+        raise PlanError(f"the device count {devices} exceeds {MAX_DEVICES}")
+    return devices
+
+
+def check_memory_limit(limit_bytes):
+    """`limit_bytes` as a positive number (None: no limit, infinity), or a
+    PlanError."""
+    if limit_bytes is None:
+        return math.inf
+    try:
+        value = float(limit_bytes)
+    except (TypeError, ValueError):
+        raise PlanError(f"the memory limit must be a number, not {limit_bytes!r}") from None
+    if math.isnan(value) or value <= 0:
+        raise PlanError(f"the memory limit must be positive, not {limit_bytes}")
+    return value
+
+
+def limit_text(limit_bytes):
+    """A memory limit in words."""
+    return (
+        "no memory limit" if math.isinf(limit_bytes) else f"{limit_bytes / MIB:.2f} MiB per device"
+    )
+
+
+def factorizations(devices, axes):
+    """Every tuple of `axes` positive sizes whose product is `devices`, in
+    lexicographic order."""
+    check_devices(devices)
+    if axes == 1:
+        return [(devices,)]
+    out = []
+    for first in range(1, devices + 1):
+        if devices % first == 0:
+            out += [(first,) + rest for rest in factorizations(devices // first, axes - 1)]
+    return out
+
+
+def price(candidate, **cost):
+    """`candidate` completed and priced; `cost` are the overlap report's
+    options (peak_tflops=..., cost_model=FILE)."""
+    import dist
+    from dist._core import _run_with_report
+
+    module = dist.Module.parse(candidate.build())
+    pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
+    functions = _run_with_report(module, pipeline, cost)["functions"]
+    if len(functions) != 1:
+        raise PlanError(f"{candidate.name}: the program has {len(functions)} functions, not one")
+    (f,) = functions
+    return Plan(
+        candidate=candidate,
+        step_us=f["makespan_us"],
+        compute_us=f["compute_us"],
+        comm_us=f["comm_us"],
+        exposed_us=f["exposed_comm_us"],
+        argument_bytes=f["argument_bytes"],
+        peak_live_bytes=f["peak_live_bytes"],
+        collectives={k: (v["count"], v["bytes"]) for k, v in sorted(f["collectives"].items())},
+    )
+
+
+def search(candidates, memory_limit_bytes, **cost):
+    """Every candidate priced and ranked (`Plan.key`); a PlanError when
+    there is none or none fits, naming the smallest."""
+    limit = check_memory_limit(memory_limit_bytes)
+    if not candidates:
+        raise PlanError("no candidate plan: nothing divides the program's sizes")
+    names = [c.name for c in candidates]
+    if len(set(names)) != len(names):
+        raise PlanError("two candidates have one name")
+    plans = []
+    for c in candidates:
+        plan = price(c, **cost)
+        plan.fits = plan.memory_bytes <= limit
+        plans.append(plan)
+    plans.sort(key=Plan.key)
+    if not plans[0].fits:
+        smallest = min(plans, key=lambda p: (p.memory_bytes, p.candidate.name))
+        raise PlanError(
+            f"no plan fits in {limit / MIB:.2f} MiB per device: the smallest, "
+            f"{smallest.candidate.name}, needs {smallest.memory_bytes / MIB:.2f} MiB"
+        )
+    return plans
+
+
+def why_lost(best, plan, limit_bytes):
+    """Why `plan` ranks below `best`, in words."""
+    if not plan.fits:
+        over = plan.memory_bytes - limit_bytes
+        return f"needs {plan.memory_bytes / MIB:.2f} MiB, {over / MIB:.2f} MiB over the limit"
+    d_step = plan.step_us - best.step_us
+    if round(d_step, 3) == 0:
+        return f"same step, {(plan.memory_bytes - best.memory_bytes) / MIB:+.2f} MiB"
+    parts = []
+    for what, mine, theirs in (
+        ("compute", plan.compute_us, best.compute_us),
+        ("exposed communication", plan.exposed_us, best.exposed_us),
+    ):
+        if round(mine - theirs, 1):
+            parts.append(f"{what} {mine - theirs:+.1f} us")
+    pct = 100.0 * d_step / best.step_us if best.step_us else math.inf
+    return f"step {pct:+.1f}%" + (f": {', '.join(parts)}" if parts else "")
+
+
+def table(plans, memory_limit_bytes, top=10):
+    """The `top` plans as a text table, the chosen one first, and a line
+    for the ones left out."""
+    limit = check_memory_limit(memory_limit_bytes)
+    best = plans[0]
+    rows = [("#", "plan", "step us", "compute us", "exposed us", "memory MiB", "why not chosen")]
+    for i, p in enumerate(plans[:top]):
+        rows.append(
+            (
+                str(i + 1),
+                p.candidate.name,
+                f"{p.step_us:.1f}",
+                f"{p.compute_us:.1f}",
+                f"{p.exposed_us:.1f}",
+                f"{p.memory_bytes / MIB:.2f}",
+                "chosen" if i == 0 else why_lost(best, p, limit),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    if len(plans) > top:
+        fits = sum(p.fits for p in plans[top:])
+        lines.append(f"... {len(plans) - top} more ({fits} of them fit)")
+    return "\n".join(lines) + "\n"
+
+
+def summary(plans, memory_limit_bytes, devices):
+    """One line: how many plans, how many fit, which was chosen."""
+    fits = sum(p.fits for p in plans)
+    best = plans[0]
+    return (
+        f"{len(plans)} plans for {devices} devices, {fits} within "
+        f"{limit_text(check_memory_limit(memory_limit_bytes))}; chosen: "
+        f"{best.candidate.name}, estimated step {best.step_us:.1f} us"
+    )
+
+
+def choices_text(candidate):
+    """`key=value` pairs of a candidate's choices, in order."""
+    return " ".join(f"{k}={v}" for k, v in candidate.choices)
+
+
+__all__ = [
+    "Candidate",
+    "Plan",
+    "PlanError",
+    "check_devices",
+    "check_memory_limit",
+    "limit_text",
+    "factorizations",
+    "price",
+    "search",
+    "table",
+    "summary",
+    "why_lost",
+    "choices_text",
+]
