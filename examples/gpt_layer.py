@@ -866,6 +866,7 @@ def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
                                 choices=choices,
                                 build=text,
                                 pipeline=options,
+                                spec=L,
                             )
                         )
     return out
@@ -909,12 +910,22 @@ def plan(args):
             f"no plan for {devices} devices: no mesh dp x tp of that size divides the "
             f"layer ({sizes_text(g)}; dp splits the batch, tp the heads and the FFN)"
         )
+    other = None
+    if args.explain:
+        other = next((c for c in candidates if c.name == args.explain), None)
+        if other is None:
+            raise ValueError(
+                f"--explain {args.explain!r}: no such plan on {devices} devices; the plans are "
+                + ", ".join(repr(n) for n in sorted(c.name for c in candidates))
+            )
     plans = dp.search(candidates, limit, **cost)
     best = plans[0].candidate
     print(f"GPT layer: {sizes_text(g)}, optimizer {args.optimizer}", file=sys.stderr)
     print(dp.summary(plans, limit, devices), file=sys.stderr)
     sys.stderr.write(dp.table(plans, limit, args.top))
     print(f"chosen: {dp.choices_text(best)}", file=sys.stderr)
+    if other is not None:
+        sys.stderr.write(dp.explain(best, other, **cost))
     path = args.output if args.output != "-" else "PROGRAM.mlir"
     print(f"complete it with: {best.command(path)}", file=sys.stderr)
     head = (
@@ -982,6 +993,12 @@ def parse_args(argv=None):
         help="--plan: a plan must fit in this many MiB per device (default: no limit)",
     )
     p.add_argument("--top", type=int, default=10, help="--plan: how many plans to print")
+    p.add_argument(
+        "--explain",
+        metavar="PLAN",
+        default="",
+        help="--plan: the cost of PLAN (a name from the table) against the chosen plan, op by op",
+    )
     p.add_argument(
         "--cost-model",
         default="",

@@ -17,7 +17,10 @@ states) and the peak of the tensors its step holds at once (the overlap
 report's `peak_live_bytes`, gradients and updated parameters included).
 """
 
+import json
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Tuple
 
@@ -41,6 +44,9 @@ class Candidate:
     choices: Tuple[Tuple[str, str], ...]
     build: Callable[[], str] = field(compare=False, repr=False)
     pipeline: str = ""
+    # What the model made the candidate from (e.g. the GPT layer's
+    # Layout), for a caller that builds more than the step around it.
+    spec: object = field(default=None, compare=False, repr=False)
 
     def command(self, path="PROGRAM.mlir"):
         """The dist-opt command that completes the emitted program."""
@@ -224,6 +230,88 @@ def summary(plans, memory_limit_bytes, devices):
     )
 
 
+def op_costs(candidate, **cost):
+    """What the step of `candidate` spends, op by op, as the estimate
+    schedules it: {key: row}, a row per priced compute op of the program
+    as written (dist.matmul, dist.matmul_grad; key: its ordinal k, so that
+    the k-th op of two plans of one model meet), with its line, its time
+    (the products a pass made of it included) and the communication
+    exposed after it (blocking collectives and waits on the compute stream)
+    until the next. Key -1, "start", holds what is exposed before the first.
+    The compute and exposed times of the rows add up to the estimated
+    step."""
+    import tempfile
+
+    import dist
+    from dist._core import _run_with_report
+
+    text = candidate.build()
+    ordinal = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        m = re.search(r"= (dist\.matmul(?:_grad)?) ", line)
+        if m:
+            ordinal[n] = (len(ordinal), m.group(1))
+    module = dist.Module.parse(text)
+    pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.json")
+        _run_with_report(module, pipeline, dict(cost, trace_file=trace))
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+    rows = {-1: dict(op="start", line="", compute_us=0.0, exposed_us=0.0)}
+    current = -1
+    timed = [e for e in events if e.get("ph") == "X" and e.get("tid") == 0]
+    for e in sorted(timed, key=lambda e: e["ts"]):
+        if e["cat"] == "compute":
+            line = e.get("args", {}).get("line")
+            k, name = ordinal.get(line, (None, e["name"]))
+            if k is None:  # not an op of the program as written
+                k = len(ordinal) + len(rows)
+            row = rows.setdefault(
+                k, dict(op=name, line=str(line or "?"), compute_us=0.0, exposed_us=0.0)
+            )
+            row["compute_us"] += e["dur"]
+            current = k
+        elif e["cat"] in ("collective", "wait"):
+            rows[current]["exposed_us"] += e["dur"]
+    return rows
+
+
+def explain(chosen, other, **cost):
+    """Where `other` (a Candidate) spends more or less than `chosen`, op by
+    op (`op_costs`: the k-th compute op of one program against the k-th of
+    the other), each with its compute and the communication exposed after
+    it, and the difference. Rows that differ by less than 0.05 us are left
+    out; the totals are the estimated steps."""
+    mine, theirs = op_costs(chosen, **cost), op_costs(other, **cost)
+
+    def cost_of(r):
+        return r["compute_us"] + r["exposed_us"] if r else 0.0
+
+    def cell(r):
+        if not r:
+            return "-"
+        exposed = f" + {r['exposed_us']:.1f} exposed" if r["exposed_us"] else ""
+        return f"{r['compute_us']:.1f}{exposed}"
+
+    rows = [("op", "line", "chosen us", "other us", "difference")]
+    for k in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(k), theirs.get(k)
+        d = cost_of(b) - cost_of(a)
+        if abs(d) < 0.05:
+            continue
+        label = (a or b)["op"] + (f" #{k + 1}" if k >= 0 else "")
+        line = f"{a['line'] if a else '-'}/{b['line'] if b else '-'}"
+        rows.append((label, line, cell(a), cell(b), f"{d:+.1f}"))
+    total_a = sum(cost_of(r) for r in mine.values())
+    total_b = sum(cost_of(r) for r in theirs.values())
+    rows.append(("step", "", f"{total_a:.1f}", f"{total_b:.1f}", f"{total_b - total_a:+.1f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    head = f"{other.name} against the chosen {chosen.name}, op by op (line: chosen/other program):"
+    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return head + "\n" + "\n".join(body) + "\n"
+
+
 def choices_text(candidate):
     """`key=value` pairs of a candidate's choices, in order."""
     return " ".join(f"{k}={v}" for k, v in candidate.choices)
@@ -243,4 +331,6 @@ __all__ = [
     "summary",
     "why_lost",
     "choices_text",
+    "op_costs",
+    "explain",
 ]

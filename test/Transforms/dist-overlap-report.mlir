@@ -40,10 +40,13 @@
 // TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":0,"args":{"name":"compute stream"}}
 // TRACE-DAG: {"name":"thread_name","ph":"M","pid":0,"tid":200,"args":{"name":"dp stream"}}
 // TRACE-DAG: {"name":"schedule","cat":"function","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":148.000}
-// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":200,"ts":0.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":62,"col":8}}
-// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":16.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":64,"col":8}}
-// TRACE-DAG: {"name":"dist.wait","cat":"wait","ph":"X","pid":0,"tid":0,"ts":16.000,"dur":58.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":65,"col":8}}
-// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":0,"ts":74.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":66,"col":8}}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":200,"ts":0.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":65,"col":8}}
+// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":0,"tid":0,"ts":0.000,"dur":16.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":67,"col":8}}
+// TRACE-DAG: {"name":"dist.wait","cat":"wait","ph":"X","pid":0,"tid":0,"ts":16.000,"dur":58.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":68,"col":8}}
+// TRACE-DAG: {"name":"dist.allreduce","cat":"collective","ph":"X","pid":0,"tid":0,"ts":74.000,"dur":74.000,"args":{"file":"{{.*}}dist-overlap-report.mlir","line":69,"col":8}}
+// An op a pass made (its location fused with the pass's name) is at the
+// line the fused location holds.
+// TRACE-DAG: {"name":"dist.matmul","cat":"compute","ph":"X","pid":1,"tid":0,"ts":0.000,"dur":16.000,"args":{"file":"split.mlir","line":7,"col":3}}
 // TRACE-DAG: {"name":"process_name","ph":"M","pid":1,"args":{"name":"@no_comm","summary":"makespan 16.000 us, exposed communication 0.000 of 0.000 us"}}
 // TRACE: ]}
 
@@ -68,6 +71,6 @@ func.func @schedule(%a: tensor<4x4xf32>, %x: tensor<2x2xf32>, %y: tensor<2x2xf32
 }
 
 func.func @no_comm(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  %m = dist.matmul %x, %y : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %m = dist.matmul %x, %y : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32> loc(fused<"dist-matmul-grad-overlap">["split.mlir":7:3])
   return %m : tensor<2x2xf32>
 }

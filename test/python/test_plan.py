@@ -112,3 +112,27 @@ def test_tp_blocks_split_only_their_weights():
     for bad in ((), ("attn", "attn"), ("ffn",)):
         with pytest.raises(ValueError, match="tensor-parallel blocks"):
             gpt_layer.Layout("tp", [2], SIZES, tp_blocks=bad)
+
+
+def test_explain_adds_up_to_the_steps():
+    """op_costs' rows add up to the plan's estimated step, and explain's
+    differences to the difference of the steps; the k-th compute ops of
+    two plans are the same op of the model."""
+    candidates = gpt_layer.plan_candidates(SIZES, 4, optimizer="adamw")
+    plans = {p.candidate.name: p for p in dp.search(candidates, None)}
+    chosen = dp.search(candidates, None)[0].candidate
+    for name in ("tp [4] tp:mlp", "dp-tp-sp [2,2] zero1", "tp-sp [4]"):
+        other = next(c for c in candidates if c.name == name)
+        rows = dp.op_costs(other)
+        total = sum(r["compute_us"] + r["exposed_us"] for r in rows.values())
+        assert total == pytest.approx(plans[name].step_us, abs=0.01)
+        assert [r["op"] for k, r in sorted(rows.items()) if k >= 0] == [
+            r["op"] for k, r in sorted(dp.op_costs(chosen).items()) if k >= 0
+        ]
+        text = dp.explain(chosen, other)
+        diffs = [float(line.split()[-1]) for line in text.splitlines()[2:-1]]
+        step = text.splitlines()[-1].split()
+        assert float(step[-1]) == pytest.approx(
+            plans[name].step_us - plans[chosen.name].step_us, abs=0.1
+        )
+        assert sum(diffs) == pytest.approx(float(step[-1]), abs=0.05 * len(diffs) + 0.1)

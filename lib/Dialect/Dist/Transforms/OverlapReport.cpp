@@ -388,7 +388,10 @@ void printTrace(raw_ostream &os, ArrayRef<FunctionReport> reports) {
       json.attribute("tid", tid);
       microseconds(json, "ts", start);
       microseconds(json, "dur", duration);
-      auto file = loc ? dyn_cast<FileLineColLoc>(*loc) : FileLineColLoc();
+      // A pass that rewrites an op fuses its location with others (the
+      // matmul-grad split, completion's reshards): the source line is in it.
+      auto file =
+          loc ? (*loc)->findInstanceOf<FileLineColLoc>() : FileLineColLoc();
       if (!file)
         return;
       json.attributeObject("args", [&] {
