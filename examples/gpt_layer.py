@@ -809,14 +809,24 @@ def report(args):
     return 0
 
 
-def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
+def plan_candidates(
+    sizes, devices, dropout=0.1, optimizer="sgd", make_layout=None, build_text=None
+):
     """The GPT layer's plans on `devices` processes (dist.plan.Candidate):
     every mesh factorization into dp x tp; where tp > 1, which blocks it
     splits (attention, MLP or both) and whether sequence parallelism splits
     the rest; where dp > 1, the ZeRO stage (with an optimizer that has
     states) and gradient buckets. A size that a mesh axis does not divide
-    rules the plan out."""
+    rules the plan out. `make_layout(name, mesh, tp_blocks)` and
+    `build_text(layout)` make another model's plans (examples/gpt_model.py)."""
     from dist.plan import Candidate, factorizations
+
+    if make_layout is None:
+
+        def make_layout(name, mesh, blocks):
+            return Layout(name, mesh, sizes, dropout, optimizer=optimizer, tp_blocks=blocks)
+
+    build_text = build_text or build
 
     blocks_options = [("attn", "mlp"), ("attn",), ("mlp",)]
     out = []
@@ -827,12 +837,12 @@ def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
                 name = "-".join(axes + (["sp"] if sp else [])) or "serial"
                 mesh = [n for n in (dp, tp) if n > 1] or None
                 try:
-                    L = Layout(name, mesh, sizes, dropout, optimizer=optimizer, tp_blocks=blocks)
+                    L = make_layout(name, mesh, blocks)
                 except ValueError:
                     continue
                 # The program depends on the layout only: built once, for
                 # each ZeRO stage and bucketing.
-                text = functools.lru_cache(maxsize=1)(lambda L=L: build(L))
+                text = functools.lru_cache(maxsize=1)(lambda L=L: build_text(L))
                 zero_stages = (0, 1, 2) if dp > 1 and STATES[optimizer] else (0,)
                 for zero in zero_stages:
                     for buckets in (False, True) if dp > 1 else (False,):
@@ -867,6 +877,7 @@ def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
                                 build=text,
                                 pipeline=options,
                                 spec=L,
+                                function="train_step",
                             )
                         )
     return out
@@ -875,6 +886,34 @@ def plan_candidates(sizes, devices, dropout=0.1, optimizer="sgd"):
 def plan(args):
     """--plan: every plan of the layer on `args.plan` devices priced, the
     top ones printed, the chosen program written to --output."""
+    chosen = [
+        f
+        for f, v in (
+            ("--layout", args.layout),
+            ("--mesh", args.mesh),
+            ("--tp-blocks", args.tp_blocks),
+            ("--report", args.report),
+            ("--amp", args.amp),
+            ("--zero-stage", args.zero_stage),
+            ("--bucket-gradients", args.bucket_gradients),
+        )
+        if v
+    ]
+    if chosen:
+        raise ValueError(f"--plan chooses the layout: it takes no {', '.join(chosen)}")
+    g = sizes_of(args)
+    candidates = plan_candidates(g, args.plan, args.dropout, args.optimizer)
+    what = f"the layer ({sizes_text(g)}; dp splits the batch, tp the heads and the FFN)"
+    title = f"GPT layer: {sizes_text(g)}, optimizer {args.optimizer}"
+    return run_plan(args, candidates, what, title)
+
+
+def run_plan(args, candidates, what, title):
+    """The --plan driver a model shares: `candidates` (for args.plan
+    devices) priced with the options' cost model, the table and the
+    explanation printed to stderr, the chosen program written to --output.
+    `what` names the model in the error when no candidate exists; `title`
+    heads the table."""
     import dist.plan as dp
 
     cost = dict(
@@ -884,31 +923,15 @@ def plan(args):
     )
     if args.cost_model:
         cost = dict(cost_model=args.cost_model)
-    chosen = [
-        f
-        for f, v in (
-            ("--layout", args.layout),
-            ("--mesh", args.mesh),
-            ("--tp-blocks", args.tp_blocks),
-            ("--report", args.report),
-            ("--amp", args.amp),
-        )
-        if v
-    ]
-    if chosen:
-        raise ValueError(f"--plan chooses the layout: it takes no {', '.join(chosen)}")
     if args.top < 1:
         raise ValueError(f"--top must be positive, not {args.top}")
     devices = dp.check_devices(args.plan)
     limit = dp.check_memory_limit(args.memory_limit_mib)
     if args.memory_limit_mib is not None:
         limit *= dp.MIB
-    g = sizes_of(args)
-    candidates = plan_candidates(g, devices, args.dropout, args.optimizer)
     if not candidates:
         raise ValueError(
-            f"no plan for {devices} devices: no mesh dp x tp of that size divides the "
-            f"layer ({sizes_text(g)}; dp splits the batch, tp the heads and the FFN)"
+            f"no plan for {devices} devices: no mesh dp x tp of that size divides {what}"
         )
     other = None
     if args.explain:
@@ -920,7 +943,7 @@ def plan(args):
             )
     plans = dp.search(candidates, limit, **cost)
     best = plans[0].candidate
-    print(f"GPT layer: {sizes_text(g)}, optimizer {args.optimizer}", file=sys.stderr)
+    print(title, file=sys.stderr)
     print(dp.summary(plans, limit, devices), file=sys.stderr)
     sys.stderr.write(dp.table(plans, limit, args.top))
     print(f"chosen: {dp.choices_text(best)}", file=sys.stderr)
@@ -934,6 +957,38 @@ def plan(args):
     )
     write_text(head + best.build(), args.output)
     return 0
+
+
+def add_plan_args(p):
+    """--plan and its options, and the cost model's constants."""
+    p.add_argument(
+        "--plan",
+        type=int,
+        metavar="DEVICES",
+        help="choose the layout: price every plan on DEVICES processes, print the top "
+        "ones and write the chosen program (the sizes and optimizer are the other options')",
+    )
+    p.add_argument(
+        "--memory-limit-mib",
+        type=float,
+        default=None,
+        help="--plan: a plan must fit in this many MiB per device (default: no limit)",
+    )
+    p.add_argument("--top", type=int, default=10, help="--plan: how many plans to print")
+    p.add_argument(
+        "--explain",
+        metavar="PLAN",
+        default="",
+        help="--plan: the cost of PLAN (a name from the table) against the chosen plan, op by op",
+    )
+    p.add_argument(
+        "--cost-model",
+        default="",
+        help="--plan: price with this dist-run --calibrate file instead of the constants",
+    )
+    p.add_argument("--peak-tflops", type=float, default=100.0)
+    p.add_argument("--link-latency-us", type=float, default=10.0)
+    p.add_argument("--link-bandwidth-gbps", type=float, default=100.0)
 
 
 def parse_args(argv=None):
@@ -979,34 +1034,7 @@ def parse_args(argv=None):
         default=None,
         help="the blocks tensor parallelism splits: attn, mlp or attn,mlp (default)",
     )
-    p.add_argument(
-        "--plan",
-        type=int,
-        metavar="DEVICES",
-        help="choose the layout: price every plan on DEVICES processes, print the top "
-        "ones and write the chosen program (the sizes and optimizer are the other options')",
-    )
-    p.add_argument(
-        "--memory-limit-mib",
-        type=float,
-        default=None,
-        help="--plan: a plan must fit in this many MiB per device (default: no limit)",
-    )
-    p.add_argument("--top", type=int, default=10, help="--plan: how many plans to print")
-    p.add_argument(
-        "--explain",
-        metavar="PLAN",
-        default="",
-        help="--plan: the cost of PLAN (a name from the table) against the chosen plan, op by op",
-    )
-    p.add_argument(
-        "--cost-model",
-        default="",
-        help="--plan: price with this dist-run --calibrate file instead of the constants",
-    )
-    p.add_argument("--peak-tflops", type=float, default=100.0)
-    p.add_argument("--link-latency-us", type=float, default=10.0)
-    p.add_argument("--link-bandwidth-gbps", type=float, default=100.0)
+    add_plan_args(p)
     return p.parse_args(argv)
 
 

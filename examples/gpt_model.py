@@ -72,14 +72,23 @@ class ModelLayout(Layout):
     """gpt_layer's Layout plus the vocabulary (v, split over tp) and the
     position table's rows (p)."""
 
-    def __init__(self, name, mesh, sizes, dropout=0.1, optimizer="adamw", divisible_by=128):
+    def __init__(
+        self,
+        name,
+        mesh,
+        sizes,
+        dropout=0.1,
+        optimizer="adamw",
+        divisible_by=128,
+        tp_blocks=gpt_layer.TP_BLOCKS,
+    ):
         if sizes["v"] < 1:
             raise ValueError(f"vocab must be positive, not {sizes['v']}")
         if sizes["layers"] < 1:
             raise ValueError(f"the model needs at least one layer, not {sizes['layers']}")
         if divisible_by < 1:
             raise ValueError(f"--vocab-divisible-by must be positive, not {divisible_by}")
-        super().__init__(name, mesh, sizes, dropout, optimizer=optimizer)
+        super().__init__(name, mesh, sizes, dropout, optimizer=optimizer, tp_blocks=tp_blocks)
         self.vocab = sizes["v"]
         self.layers = sizes["layers"]
         tp = self.mesh[self.tp] if self.tp is not None else 1
@@ -330,7 +339,12 @@ def sizes_of(args):
 def layout_of(args):
     mesh = [int(x) for x in args.mesh.split(",")] if args.mesh else None
     return ModelLayout(
-        args.layout, mesh, sizes_of(args), args.dropout, args.optimizer, args.vocab_divisible_by
+        args.layout or "dp-tp",
+        mesh,
+        sizes_of(args),
+        args.dropout,
+        args.optimizer,
+        args.vocab_divisible_by,
     )
 
 
@@ -447,8 +461,39 @@ def report(args):
     return 0
 
 
+def plan(args):
+    """--plan: the GPT layer's space (gpt_layer.plan_candidates) for the
+    whole model; tp also splits the vocabulary, whatever blocks it splits."""
+    if args.report or args.layout or args.mesh:
+        raise ValueError("--plan chooses the layout: it takes no --layout, --mesh or --report")
+    g = sizes_of(args)
+    hyper = hyper_of(args)
+
+    def make_layout(name, mesh, blocks):
+        return ModelLayout(
+            name, mesh, g, args.dropout, args.optimizer, args.vocab_divisible_by, blocks
+        )
+
+    candidates = gpt_layer.plan_candidates(
+        g,
+        args.plan,
+        make_layout=make_layout,
+        build_text=lambda L: build(L, hyper),
+        optimizer=args.optimizer,
+    )
+    what = (
+        f"the model ({gpt_layer.sizes_text(g)}, vocabulary {g['v']}, {g['layers']} layers; "
+        f"dp splits the batch, tp the heads, the FFN and the vocabulary)"
+    )
+    title = (
+        f"GPT model: {g['layers']} layers, vocabulary {g['v']}, {gpt_layer.sizes_text(g)}, "
+        f"optimizer {args.optimizer}"
+    )
+    return gpt_layer.run_plan(args, candidates, what, title)
+
+
 def add_model_args(p):
-    p.add_argument("--layout", default="dp-tp", choices=gpt_layer.LAYOUTS)
+    p.add_argument("--layout", default=None, choices=gpt_layer.LAYOUTS, help="default: dp-tp")
     p.add_argument("--mesh", default=None, help="mesh shape, e.g. 2,4")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--vocab", type=int, default=1003)
@@ -480,8 +525,11 @@ def main(argv=None):
         help="instead of the program, the collectives --dist-auto-parallel places for each "
         "layout against Megatron's closed form",
     )
+    gpt_layer.add_plan_args(p)
     args = p.parse_args(argv)
     try:
+        if args.plan is not None:
+            return plan(args)
         if args.report:
             return report(args)
         text = build(layout_of(args), hyper_of(args))

@@ -47,6 +47,9 @@ class Candidate:
     # What the model made the candidate from (e.g. the GPT layer's
     # Layout), for a caller that builds more than the step around it.
     spec: object = field(default=None, compare=False, repr=False)
+    # The function whose call is the step (a program may also have, say, a
+    # @startup that runs once); empty: the program's only function.
+    function: str = ""
 
     def command(self, path="PROGRAM.mlir"):
         """The dist-opt command that completes the emitted program."""
@@ -126,18 +129,33 @@ def factorizations(devices, axes):
     return out
 
 
+def _step_function(candidate, functions):
+    """The report's entry of `candidate`'s step function."""
+    if candidate.function:
+        named = [f for f in functions if f["name"] == candidate.function]
+        if len(named) != 1:
+            raise PlanError(f"{candidate.name}: the program has no function @{candidate.function}")
+        return named[0]
+    if len(functions) != 1:
+        raise PlanError(
+            f"{candidate.name}: the program has {len(functions)} functions; name the step's"
+        )
+    return functions[0]
+
+
 def price(candidate, **cost):
     """`candidate` completed and priced; `cost` are the overlap report's
     options (peak_tflops=..., cost_model=FILE)."""
     import dist
     from dist._core import _run_with_report
 
-    module = dist.Module.parse(candidate.build())
+    text = candidate.build()
+    if "dist.param" not in text:
+        # Nothing to distribute but data: every plan is data parallelism.
+        raise PlanError(f"{candidate.name}: the program has no parameters (no dist.param argument)")
+    module = dist.Module.parse(text)
     pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
-    functions = _run_with_report(module, pipeline, cost)["functions"]
-    if len(functions) != 1:
-        raise PlanError(f"{candidate.name}: the program has {len(functions)} functions, not one")
-    (f,) = functions
+    f = _step_function(candidate, _run_with_report(module, pipeline, cost)["functions"])
     return Plan(
         candidate=candidate,
         step_us=f["makespan_us"],
@@ -255,12 +273,14 @@ def op_costs(candidate, **cost):
     pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "trace.json")
-        _run_with_report(module, pipeline, dict(cost, trace_file=trace))
+        report = _run_with_report(module, pipeline, dict(cost, trace_file=trace))
         with open(trace) as f:
             events = json.load(f)["traceEvents"]
+    # The trace has a process per function, in the report's order.
+    pid = report["functions"].index(_step_function(candidate, report["functions"]))
     rows = {-1: dict(op="start", line="", compute_us=0.0, exposed_us=0.0)}
     current = -1
-    timed = [e for e in events if e.get("ph") == "X" and e.get("tid") == 0]
+    timed = [e for e in events if e.get("ph") == "X" and e.get("tid") == 0 and e["pid"] == pid]
     for e in sorted(timed, key=lambda e: e["ts"]):
         if e["cat"] == "compute":
             line = e.get("args", {}).get("line")
@@ -301,7 +321,7 @@ def explain(chosen, other, **cost):
         if abs(d) < 0.05:
             continue
         label = (a or b)["op"] + (f" #{k + 1}" if k >= 0 else "")
-        line = f"{a['line'] if a else '-'}/{b['line'] if b else '-'}"
+        line = f"{a['line'] if a else '-'}/{b['line'] if b else '-'}" if k >= 0 else ""
         rows.append((label, line, cell(a), cell(b), f"{d:+.1f}"))
     total_a = sum(cost_of(r) for r in mine.values())
     total_b = sum(cost_of(r) for r in theirs.values())

@@ -136,3 +136,13 @@ def test_explain_adds_up_to_the_steps():
             plans[name].step_us - plans[chosen.name].step_us, abs=0.1
         )
         assert sum(diffs) == pytest.approx(float(step[-1]), abs=0.05 * len(diffs) + 0.1)
+
+
+def test_a_program_without_parameters_is_refused():
+    text = """func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+"""
+    c = dp.Candidate(name="serial", mesh=(1,), choices=(), build=lambda: text)
+    with pytest.raises(dp.PlanError, match="serial: the program has no parameters"):
+        dp.search([c], None)
