@@ -404,7 +404,20 @@ template <typename T> void waitFor(int64_t handle, DistMemRef1D *recv) {
     waitBegin = trace::nowMicros();
     trace::closeCompute(waitBegin);
   }
-  check(MPI_Wait(&entry.request, MPI_STATUS_IGNORE), "MPI_Wait failed");
+  MPI_Status status;
+  check(MPI_Wait(&entry.request, &status), "MPI_Wait failed");
+  if (entry.receive) {
+    // A longer message than the buffer stops MPI itself (a truncation). A
+    // shorter one would leave the rest of the buffer as it was: two
+    // programs that disagree on a transfer (the compiler checks one
+    // program's sends against its receives) stop here instead.
+    int received = 0;
+    check(MPI_Get_count(&status, entry.type, &received),
+          "MPI_Get_count failed");
+    if (received != entry.count)
+      fatalf("%s: received %d elements, expected %lld", entry.eventName.c_str(),
+             received, static_cast<long long>(entry.count));
+  }
   if (entry.average) {
     int size = 1;
     check(MPI_Comm_size(entry.comm, &size), "MPI_Comm_size failed");

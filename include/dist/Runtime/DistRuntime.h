@@ -127,7 +127,8 @@ void _mlir_ciface_dist_wait_i64(int64_t request, DistMemRef1D *recv);
  * receive is posted (the rendezvous the compile-time check assumes; the
  * tests run with it to expose an order that only buffering makes work).
  * dist_irecv_* posts a receive into `recv` and returns its request, which
- * dist_wait_* completes.
+ * dist_wait_* completes; a message of another length than `recv` stops
+ * the program (a shorter one with the transfer named, a longer one in MPI).
  *   MLIR: (memref<?xT>, i64, i64, !mpi.comm) -> () and
  *         (memref<?xT>, i64, i64, !mpi.comm) -> i64,
  *         with llvm.emit_c_interface */
