@@ -19,8 +19,10 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import sys
 import tempfile
+import time
 
 import dist
 import dist.plan as dp
@@ -99,6 +101,17 @@ def run_devices(devices, sizes, args):
     return dict(devices=devices, plans=rows, spearman=rho, chosen_over_fastest=over)
 
 
+def search_seconds(devices, sizes, optimizer, reps=3):
+    """The median wall time of the search alone (candidates, completion
+    and pricing of each, ranking) at the cost model's constants."""
+    times = []
+    for _ in range(reps):
+        begin = time.perf_counter()
+        dp.search(gpt_layer.plan_candidates(sizes, devices, optimizer=optimizer), None)
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--devices", type=int, nargs="+", default=[2, 4])
@@ -110,11 +123,25 @@ def main():
     p.add_argument("--optimizer", default="adamw", choices=gpt_layer.OPTIMIZERS)
     p.add_argument("--reps", type=int, default=4)
     p.add_argument("--json", default="", help="write the figures here")
+    p.add_argument(
+        "--search-time",
+        type=int,
+        nargs="+",
+        metavar="DEVICES",
+        help="instead: time the search alone on these device counts",
+    )
     args = p.parse_args()
     if args.reps < 2:
         sys.exit("plan.py: --reps must be at least 2")
     sizes = gpt_layer.sizes_of(args)
     print(f"GPT layer plans: {gpt_layer.sizes_text(sizes)}, {args.optimizer}", flush=True)
+    if args.search_time:
+        for n in args.search_time:
+            count = len(gpt_layer.plan_candidates(sizes, n, optimizer=args.optimizer))
+            print(
+                f"  {n} devices, {count} plans: search {search_seconds(n, sizes, args.optimizer):.2f} s"
+            )
+        return
     results = [run_devices(n, sizes, args) for n in args.devices]
     if args.json:
         with open(args.json, "w") as f:
