@@ -6,8 +6,9 @@
 The commands are every line of a ```sh block (a line ending in a backslash
 goes on to the next) and every inline `python3 examples/...` command. Each
 runs with bash from a scratch directory that links the repository's
-top-level entries (so that a command may write `-o step` without touching
-the source tree), with BUILD_DIR/bin first on PATH, Debian's python3 and
+top-level entries and copies those commands write into (COPIED), so that a
+command may write `-o step` or redraw a figure without touching the source
+tree, with BUILD_DIR/bin first on PATH, Debian's python3 and
 BUILD_DIR/python_packages on PYTHONPATH, as on a fresh machine after the
 README's test command. A command must exit 0 within its time limit, and
 print the output the docs show for it (SHOWN_OUTPUT).
@@ -115,13 +116,23 @@ def commands(root):
     return found
 
 
+# Top-level entries that commands write into (a figure the docs show, a
+# benchmark's results): copied, so that running the docs never changes the
+# repository.
+COPIED = ("docs", "bench")
+
+
 def scratch(root):
-    """A directory whose entries link the repository's top level."""
+    """A directory whose entries link the repository's top level (those in
+    COPIED are copies)."""
     tmp = tempfile.mkdtemp(prefix="readme-commands-")
     for entry in os.listdir(root):
         if entry.startswith(".") or entry.startswith("build"):
             continue
-        os.symlink(os.path.join(root, entry), os.path.join(tmp, entry))
+        if entry in COPIED:
+            shutil.copytree(os.path.join(root, entry), os.path.join(tmp, entry), symlinks=True)
+        else:
+            os.symlink(os.path.join(root, entry), os.path.join(tmp, entry))
     return tmp
 
 
