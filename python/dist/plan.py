@@ -10,7 +10,7 @@ options it needs and a function that builds its annotated program.
 by estimated step, then by memory, then by name, so that the ranking does
 not depend on the order of the candidates. `table` prints the top plans
 and why each lost to the first. examples/gpt_layer.py's `--plan` is the
-GPT layer's space.
+GPT layer's space, examples/gpt_model.py's the whole model's.
 
 A plan's memory per process is its arguments (parameters, data, optimizer
 states) and the peak of the tensors its step holds at once (the overlap
@@ -153,9 +153,16 @@ def price(candidate, **cost):
     if "dist.param" not in text:
         # Nothing to distribute but data: every plan is data parallelism.
         raise PlanError(f"{candidate.name}: the program has no parameters (no dist.param argument)")
-    module = dist.Module.parse(text)
     pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
-    f = _step_function(candidate, _run_with_report(module, pipeline, cost)["functions"])
+    try:
+        report = _run_with_report(dist.Module.parse(text), pipeline, cost)
+    except dist.DiagnosticError as e:
+        # A candidate the compiler refuses is the model's error, not a plan
+        # to leave out quietly.
+        errors = [d for d in e.diagnostics if d.severity == "error"] or e.diagnostics
+        first = errors[0].message if errors else str(e)
+        raise PlanError(f"{candidate.name}: the pipeline refused the program: {first}") from e
+    f = _step_function(candidate, report["functions"])
     return Plan(
         candidate=candidate,
         step_us=f["makespan_us"],

@@ -146,3 +146,17 @@ def test_a_program_without_parameters_is_refused():
     c = dp.Candidate(name="serial", mesh=(1,), choices=(), build=lambda: text)
     with pytest.raises(dp.PlanError, match="serial: the program has no parameters"):
         dp.search([c], None)
+
+
+def test_a_candidate_the_pipeline_refuses_is_an_error():
+    # Its matmul's contracted dims differ (3 against 4).
+    text = """func.func @step(%w: tensor<4x3xf32> {dist.param = "w"}) -> tensor<4x3xf32> {
+  %r = dist.matmul %w, %w : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+"""
+    c = dp.Candidate(name="broken", mesh=(2,), choices=(), build=lambda: text)
+    with pytest.raises(
+        dp.PlanError, match="broken: the pipeline refused the program: .*'dist.matmul' op"
+    ):
+        dp.search([c], None)
