@@ -746,6 +746,16 @@ def megatron(L):
     return form
 
 
+def auto_parallel_options(zero_stage=0, buckets=False):
+    """--dist-auto-parallel's options for a ZeRO stage and gradient
+    buckets ("" for neither)."""
+    options = [
+        f"zero-stage={zero_stage}" if zero_stage else "",
+        "bucket-gradients=true" if buckets else "",
+    ]
+    return " ".join(o for o in options if o)
+
+
 def report(args):
     """For each LAYOUT:MESH of `args.report`, what the pipeline makes of the
     layer: its collectives against Megatron's closed form, its memory and the
@@ -772,14 +782,7 @@ def report(args):
         L = layout_spec(spec, g, args.dropout, args.optimizer)
         name = L.name
         module = dist.Module.parse(build(L))
-        options = " ".join(
-            o
-            for o in (
-                f"zero-stage={args.zero_stage}" if args.zero_stage else "",
-                "bucket-gradients=true" if args.bucket_gradients else "",
-            )
-            if o
-        )
+        options = auto_parallel_options(args.zero_stage, args.bucket_gradients)
         module.run(f"dist-auto-parallel{{{options}}}" if options else "dist-auto-parallel")
         (f,) = dist.overlap_report(
             module,
@@ -846,14 +849,7 @@ def plan_candidates(
                 zero_stages = (0, 1, 2) if dp > 1 and STATES[optimizer] else (0,)
                 for zero in zero_stages:
                     for buckets in (False, True) if dp > 1 else (False,):
-                        options = " ".join(
-                            o
-                            for o in (
-                                f"zero-stage={zero}" if zero else "",
-                                "bucket-gradients=true" if buckets else "",
-                            )
-                            if o
-                        )
+                        options = auto_parallel_options(zero, buckets)
                         label = f"{name} [{','.join(map(str, L.mesh))}]"
                         if tp > 1 and blocks != TP_BLOCKS:
                             label += f" tp:{'+'.join(blocks)}"
