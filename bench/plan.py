@@ -77,13 +77,33 @@ def run_devices(devices, sizes, args):
         dist.calibrate(devices, costs)
         candidates = gpt_layer.plan_candidates(sizes, devices, optimizer=args.optimizer)
         plans = dp.search(candidates, None, cost_model=costs)
+        # The same file without its memory rate: the model that prices
+        # only products and collectives, for comparison.
+        with open(costs) as f:
+            model = json.load(f)
+        model.pop("memory-gbps", None)
+        products_only = os.path.join(tmp, "products-only.json")
+        with open(products_only, "w") as f:
+            json.dump(model, f)
+        without = {
+            p.candidate.name: p.step_us
+            for p in dp.search(candidates, None, cost_model=products_only)
+        }
     rows = []
     for i, p in enumerate(plans):
         c = p.candidate
         seconds = step_seconds(c.spec, args.reps, c.pipeline)
-        rows.append(dict(plan=c.name, estimate_us=p.step_us, measured_us=seconds * 1e6))
+        rows.append(
+            dict(
+                plan=c.name,
+                estimate_us=p.step_us,
+                products_only_us=without[c.name],
+                measured_us=seconds * 1e6,
+            )
+        )
         print(
-            f"  {i + 1:3d} {c.name:32s} estimate {p.step_us / 1e3:8.2f} ms  "
+            f"  {i + 1:3d} {c.name:32s} estimate {p.step_us / 1e3:8.2f} ms "
+            f"(products only {without[c.name] / 1e3:8.2f})  "
             f"measured {seconds * 1e3:8.2f} ms",
             flush=True,
         )
@@ -91,14 +111,29 @@ def run_devices(devices, sizes, args):
     meas = [r["measured_us"] for r in rows]
     fastest = min(range(len(rows)), key=lambda i: meas[i])
     rho = spearman(est, meas)
+    rho_products = spearman([r["products_only_us"] for r in rows], meas)
+    # How far the estimates are from the measurements, as a median ratio.
+    error = statistics.median(e / m - 1 for e, m in zip(est, meas))
+    error_products = statistics.median(r["products_only_us"] / r["measured_us"] - 1 for r in rows)
     over = meas[0] / meas[fastest] - 1
     print(
-        f"{devices} devices: {len(rows)} plans; Spearman {rho:.2f}; chosen {rows[0]['plan']} "
+        f"{devices} devices: {len(rows)} plans; Spearman {rho:.2f} "
+        f"(products only {rho_products:.2f}); median estimate/measured - 1 "
+        f"{100 * error:+.1f}% (products only {100 * error_products:+.1f}%); "
+        f"chosen {rows[0]['plan']} "
         f"measured {meas[0] / 1e3:.2f} ms, fastest measured {rows[fastest]['plan']} "
         f"{meas[fastest] / 1e3:.2f} ms ({100 * over:+.1f}%)",
         flush=True,
     )
-    return dict(devices=devices, plans=rows, spearman=rho, chosen_over_fastest=over)
+    return dict(
+        devices=devices,
+        plans=rows,
+        spearman=rho,
+        spearman_products_only=rho_products,
+        median_error=error,
+        median_error_products_only=error_products,
+        chosen_over_fastest=over,
+    )
 
 
 def search_seconds(devices, sizes, optimizer, reps=3):

@@ -789,6 +789,7 @@ def report(args):
             peak_tflops=args.peak_tflops,
             link_latency_us=args.link_latency_us,
             link_bandwidth_gbps=args.link_bandwidth_gbps,
+            memory_bandwidth_gbps=args.memory_bandwidth_gbps,
         )["functions"]
         ours = {k: (v["count"], v["bytes"]) for k, v in f["collectives"].items()}
         hidden = 1 - f["exposed_comm_us"] / f["comm_us"] if f["comm_us"] else 0
@@ -916,6 +917,7 @@ def run_plan(args, candidates, what, title):
         peak_tflops=args.peak_tflops,
         link_latency_us=args.link_latency_us,
         link_bandwidth_gbps=args.link_bandwidth_gbps,
+        memory_bandwidth_gbps=args.memory_bandwidth_gbps,
     )
     if args.cost_model:
         cost = dict(cost_model=args.cost_model)
@@ -985,6 +987,12 @@ def add_plan_args(p):
     p.add_argument("--peak-tflops", type=float, default=100.0)
     p.add_argument("--link-latency-us", type=float, default=10.0)
     p.add_argument("--link-bandwidth-gbps", type=float, default=100.0)
+    p.add_argument(
+        "--memory-bandwidth-gbps",
+        type=float,
+        default=0.0,
+        help="price the ops that are not products at this memory bandwidth (0: they cost nothing)",
+    )
 
 
 def parse_args(argv=None):

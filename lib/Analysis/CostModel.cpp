@@ -5,6 +5,8 @@
 #include "dist/Dialect/Dist/IR/MatmulGeometry.h"
 #include "dist/Dialect/Dist/IR/MeshUtils.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/JSON.h"
@@ -27,6 +29,9 @@ CostModelOptions::verify(function_ref<InFlightDiagnostic()> emitError) const {
     return bad("link-latency-us", linkLatencyUs, "non-negative and finite");
   if (!std::isfinite(linkBandwidthGBps) || linkBandwidthGBps <= 0)
     return bad("link-bandwidth-gbps", linkBandwidthGBps, "positive and finite");
+  if (!std::isfinite(memoryBandwidthGBps) || memoryBandwidthGBps < 0)
+    return bad("memory-bandwidth-gbps", memoryBandwidthGBps,
+               "non-negative and finite (0: not priced)");
   return success();
 }
 
@@ -135,8 +140,8 @@ FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
     return reader.error() << "the file must hold a JSON object";
   if (failed(reader.onlyKeys(*root,
                              {"dist-cost-model", "measured-on", "matmul-tflops",
-                              "allreduce", "broadcast", "all-gather",
-                              "reduce-scatter", "all-to-all"},
+                              "memory-gbps", "allreduce", "broadcast",
+                              "all-gather", "reduce-scatter", "all-to-all"},
                              "the object")))
     return failure();
   std::optional<int64_t> version = root->getInteger("dist-cost-model");
@@ -162,6 +167,13 @@ FailureOr<MeasuredCosts> MeasuredCosts::parse(StringRef text,
       return failure();
     *field = *rate;
   }
+  if (root->get("memory-gbps")) {
+    FailureOr<double> rate =
+        reader.positive(*root, "memory-gbps", "the object");
+    if (failed(rate))
+      return failure();
+    costs.memoryGBps = *rate;
+  }
   if (failed(reader.links(*root, "allreduce", costs.allreduce)) ||
       failed(reader.links(*root, "broadcast", costs.broadcast)) ||
       failed(reader.links(*root, "all-gather", costs.allGather,
@@ -186,15 +198,17 @@ FailureOr<MeasuredCosts> MeasuredCosts::read(StringRef path,
 }
 
 FailureOr<std::shared_ptr<const MeasuredCosts>>
-MeasuredCosts::readForPass(StringRef path, double peakTflops,
-                           double linkLatencyUs, double linkBandwidthGBps,
+MeasuredCosts::readForPass(StringRef path, const CostModelOptions &constants,
                            MLIRContext *context) {
   const CostModelOptions defaults;
   for (auto [name, value, fallback] :
-       {std::tuple{"peak-tflops", peakTflops, defaults.peakTflops},
-        std::tuple{"link-latency-us", linkLatencyUs, defaults.linkLatencyUs},
-        std::tuple{"link-bandwidth-gbps", linkBandwidthGBps,
-                   defaults.linkBandwidthGBps}})
+       {std::tuple{"peak-tflops", constants.peakTflops, defaults.peakTflops},
+        std::tuple{"link-latency-us", constants.linkLatencyUs,
+                   defaults.linkLatencyUs},
+        std::tuple{"link-bandwidth-gbps", constants.linkBandwidthGBps,
+                   defaults.linkBandwidthGBps},
+        std::tuple{"memory-bandwidth-gbps", constants.memoryBandwidthGBps,
+                   defaults.memoryBandwidthGBps}})
     // NaN != NaN: a NaN constant counts as given, too.
     if (!(value == fallback))
       return emitError(FileLineColLoc::get(context, path, 0, 0))
@@ -208,19 +222,17 @@ MeasuredCosts::readForPass(StringRef path, double peakTflops,
 }
 
 FailureOr<CostModelOptions>
-CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
-                                  double linkBandwidthGBps,
+CostModelOptions::fromPassOptions(const CostModelOptions &constants,
                                   StringRef costModelFile, Operation *anchor) {
-  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
-                           nullptr};
+  CostModelOptions options = constants;
   if (costModelFile.empty()) {
     if (failed(options.verify([&] { return emitError(anchor->getLoc()); })))
       return failure();
     return options;
   }
   FailureOr<std::shared_ptr<const MeasuredCosts>> measured =
-      MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
-                                 linkBandwidthGBps, anchor->getContext());
+      MeasuredCosts::readForPass(costModelFile, constants,
+                                 anchor->getContext());
   if (failed(measured))
     return failure();
   options.measured = std::move(*measured);
@@ -228,26 +240,23 @@ CostModelOptions::fromPassOptions(double peakTflops, double linkLatencyUs,
 }
 
 LogicalResult PassCostModel::initialize(StringRef costModelFile,
-                                        double peakTflops, double linkLatencyUs,
-                                        double linkBandwidthGBps,
+                                        const CostModelOptions &constants,
                                         MLIRContext *context) {
   if (costModelFile.empty())
     return success();
   FailureOr<std::shared_ptr<const MeasuredCosts>> costs =
-      MeasuredCosts::readForPass(costModelFile, peakTflops, linkLatencyUs,
-                                 linkBandwidthGBps, context);
+      MeasuredCosts::readForPass(costModelFile, constants, context);
   if (failed(costs))
     return failure();
   measured = std::move(*costs);
   return success();
 }
 
-FailureOr<CostModelOptions> PassCostModel::getOptions(double peakTflops,
-                                                      double linkLatencyUs,
-                                                      double linkBandwidthGBps,
-                                                      Operation *anchor) const {
-  CostModelOptions options{peakTflops, linkLatencyUs, linkBandwidthGBps,
-                           measured};
+FailureOr<CostModelOptions>
+PassCostModel::getOptions(const CostModelOptions &constants,
+                          Operation *anchor) const {
+  CostModelOptions options = constants;
+  options.measured = measured;
   // At the location only: the op itself would be printed into a note.
   auto emitError = [&] { return mlir::emitError(anchor->getLoc()); };
   if (!measured && failed(options.verify(emitError)))
@@ -343,6 +352,82 @@ std::optional<double> CostModel::collectiveTime(Operation *op) const {
                         std::max(*in, *out), p);
 }
 
+double CostModel::memoryBandwidthGBps() const {
+  return options.measured ? options.measured->memoryGBps
+                          : options.memoryBandwidthGBps;
+}
+
+double CostModel::memoryTime(double bytes) const {
+  double gbps = memoryBandwidthGBps();
+  return gbps > 0 ? bytes / (gbps * 1e9) : 0.0;
+}
+
+std::optional<double> CostModel::memoryTraffic(Operation *op,
+                                               TypeRange operandTypes,
+                                               TypeRange resultTypes) {
+  bool dynamic = false;
+  auto bytes = [&](Type type) -> double {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return 0.0; // A scalar operand is a register.
+    std::optional<int64_t> n = tensorBytes(tensor);
+    dynamic |= !n;
+    return static_cast<double>(n.value_or(0));
+  };
+  auto total = [&](TypeRange types) {
+    double sum = 0;
+    for (Type type : types)
+      sum += bytes(type);
+    return sum;
+  };
+  auto known = [&](double traffic) -> std::optional<double> {
+    if (dynamic)
+      return std::nullopt;
+    return traffic;
+  };
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    // An init is read only where the body reads its element (an
+    // accumulator); otherwise it is only the shape of the result.
+    double traffic = total(resultTypes);
+    for (OpOperand &operand : op->getOpOperands())
+      if (!linalgOp.isDpsInit(&operand) ||
+          linalgOp.payloadUsesValueFromOperand(&operand))
+        traffic += bytes(operandTypes[operand.getOperandNumber()]);
+    return known(traffic);
+  }
+  // A lookup reads only the rows it gathers (as many as it writes), and
+  // its gradient writes the whole table once and adds each row into it.
+  auto withoutTable = [&](unsigned table) {
+    double sum = 0;
+    for (auto [i, type] : llvm::enumerate(operandTypes))
+      if (i != table)
+        sum += bytes(type);
+    return sum;
+  };
+  if (isa<EmbeddingOp, CEmbeddingOp>(op)) {
+    unsigned table =
+        isa<EmbeddingOp>(op)
+            ? cast<EmbeddingOp>(op).getWeightMutable().getOperandNumber()
+            : cast<CEmbeddingOp>(op).getWeightMutable().getOperandNumber();
+    return known(withoutTable(table) + 2 * total(resultTypes));
+  }
+  if (auto grad = dyn_cast<EmbeddingGradOp>(op))
+    return known(
+        withoutTable(grad.getWeightMutable().getOperandNumber()) +
+        bytes(operandTypes[grad.getOutGradMutable().getOperandNumber()]) +
+        total(resultTypes));
+  if (auto grad = dyn_cast<CEmbeddingGradOp>(op))
+    return known(
+        withoutTable(grad.getWeightMutable().getOperandNumber()) +
+        bytes(operandTypes[grad.getOutGradMutable().getOperandNumber()]) +
+        total(resultTypes));
+  // Packing copies each tensor into (or out of) one flat buffer.
+  if (isa<DropoutOp, ScaleOp, SgdOp, AdamWOp, CheckFiniteAndUnscaleOp, PackOp,
+          UnpackOp>(op))
+    return known(total(operandTypes) + total(resultTypes));
+  return std::nullopt;
+}
+
 std::optional<double> CostModel::computeTime(Operation *op) const {
   return computeTime(op, op->getOperandTypes(), op->getResultTypes());
 }
@@ -360,8 +445,17 @@ std::optional<double> CostModel::computeTime(Operation *op,
     return matmulTime(*flops, matmul.getTransposeX(), matmul.getTransposeY());
   }
   auto grad = dyn_cast<MatmulGradOp>(op);
-  if (!grad)
-    return std::nullopt;
+  if (!grad) {
+    // Without a memory bandwidth these ops are not compute the model
+    // knows: a report shows no slice for them.
+    if (memoryBandwidthGBps() <= 0)
+      return std::nullopt;
+    std::optional<double> traffic =
+        memoryTraffic(op, operandTypes, resultTypes);
+    if (!traffic)
+      return std::nullopt;
+    return memoryTime(*traffic);
+  }
   // Two matmuls (dX and dY), each as costly as the forward one.
   std::optional<double> flops = matmulFlops(
       cast<RankedTensorType>(

@@ -64,7 +64,8 @@ def overlap_report(module, **options):
     "argument_bytes", "state_bytes", "unsharded_state_bytes" (the optimizer
     states' memory per process, and unsharded)}, ...]}.
     `options` are the pass's (peak_tflops=..., link_latency_us=...,
-    link_bandwidth_gbps=..., or cost_model=FILE from dist-run --calibrate).
+    link_bandwidth_gbps=..., memory_bandwidth_gbps=..., or cost_model=FILE
+    from dist-run --calibrate).
     The module is not changed."""
     copy = Module.parse(str(module), context=module.context)
     return _run_with_report(copy, "", options)

@@ -255,11 +255,22 @@ def summary(plans, memory_limit_bytes, devices):
     )
 
 
+# The ops of a program as written that the cost model prices as compute:
+# products by their flops, and, with a memory bandwidth, the memory-bound
+# ops by their traffic (CostModel::memoryTraffic).
+_PRICED_OP = re.compile(
+    r"= (dist\.matmul(?:_grad)?|linalg\.[a-z_]+|dist\.(?:c_)?embedding(?:_grad)?|"
+    r"dist\.(?:dropout|scale|sgd|adamw|check_finite_and_unscale|pack|unpack)) "
+)
+
+
 def op_costs(candidate, **cost):
     """What the step of `candidate` spends, op by op, as the estimate
     schedules it: {key: row}, a row per priced compute op of the program
-    as written (dist.matmul, dist.matmul_grad; key: its ordinal k, so that
-    the k-th op of two plans of one model meet), with its line, its time
+    as written (dist.matmul, dist.matmul_grad, and with a memory bandwidth
+    the memory-bound ops; key: its ordinal k among those ops, so that the
+    k-th op of two plans of one model meet; "nth": which op of its name it
+    is, as explain labels it), with its line, its time
     (the products a pass made of it included) and the communication
     exposed after it (blocking collectives and waits on the compute stream)
     until the next. Key -1, "start", holds what is exposed before the first.
@@ -271,11 +282,12 @@ def op_costs(candidate, **cost):
     from dist._core import _run_with_report
 
     text = candidate.build()
-    ordinal = {}
+    ordinal, nth = {}, {}
     for n, line in enumerate(text.splitlines(), 1):
-        m = re.search(r"= (dist\.matmul(?:_grad)?) ", line)
+        m = _PRICED_OP.search(line)
         if m:
-            ordinal[n] = (len(ordinal), m.group(1))
+            nth[m.group(1)] = nth.get(m.group(1), 0) + 1
+            ordinal[n] = (len(ordinal), m.group(1), nth[m.group(1)])
     module = dist.Module.parse(text)
     pipeline = f"dist-auto-parallel{{{candidate.pipeline}}}"
     with tempfile.TemporaryDirectory() as tmp:
@@ -291,11 +303,12 @@ def op_costs(candidate, **cost):
     for e in sorted(timed, key=lambda e: e["ts"]):
         if e["cat"] == "compute":
             line = e.get("args", {}).get("line")
-            k, name = ordinal.get(line, (None, e["name"]))
+            k, name, count = ordinal.get(line, (None, e["name"], None))
             if k is None:  # not an op of the program as written
                 k = len(ordinal) + len(rows)
             row = rows.setdefault(
-                k, dict(op=name, line=str(line or "?"), compute_us=0.0, exposed_us=0.0)
+                k,
+                dict(op=name, nth=count, line=str(line or "?"), compute_us=0.0, exposed_us=0.0),
             )
             row["compute_us"] += e["dur"]
             current = k
@@ -327,7 +340,9 @@ def explain(chosen, other, **cost):
         d = cost_of(b) - cost_of(a)
         if abs(d) < 0.05:
             continue
-        label = (a or b)["op"] + (f" #{k + 1}" if k >= 0 else "")
+        # "dist.matmul #8": the program's 8th dist.matmul as written.
+        nth = (a or b).get("nth")
+        label = (a or b)["op"] + (f" #{nth}" if nth else "")
         line = f"{a['line'] if a else '-'}/{b['line'] if b else '-'}" if k >= 0 else ""
         rows.append((label, line, cell(a), cell(b), f"{d:+.1f}"))
     total_a = sum(cost_of(r) for r in mine.values())

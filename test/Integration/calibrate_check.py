@@ -38,6 +38,15 @@ def check_file(path, processes):
         # A 2-core machine runs loop nests at 1e-4 to 1e-1 TFLOP/s.
         if not (math.isfinite(rate) and 1e-6 < rate < 1.0):
             fail(f"{form}: {rate} TFLOP/s")
+    # Elementwise code on a 2-core machine streams at 0.1 to 100 GB/s; the
+    # point it came from is the second call's (a first call's page faults
+    # would make it several times slower).
+    memory = model["memory-gbps"]
+    if not (math.isfinite(memory) and 0.1 < memory < 100):
+        fail(f"memory: {memory} GB/s")
+    [stream] = [p for p in model["measured-on"]["points"] if p["op"] == "memory"]
+    if not math.isclose(stream["bytes"] / (stream["median-us"] * 1e3), memory, rel_tol=1e-9):
+        fail(f"memory: {memory} GB/s is not the point {stream}")
     groups = {}
     expected = [g for g in range(2, processes + 1) if processes % g == 0]
     for kind in KINDS:
@@ -51,7 +60,7 @@ def check_file(path, processes):
     if any(p["median-us"] <= 0 for p in points):
         fail("a measured point is not positive")
     print(
-        f"ok: {len(rates)} matmul rates, "
+        f"ok: {len(rates)} matmul rates, a memory rate, "
         + ", ".join(f"{kind} groups {groups[kind]}" for kind in KINDS)
         + f", {len(points)} measured points"
     )

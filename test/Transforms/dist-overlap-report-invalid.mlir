@@ -8,12 +8,16 @@
 // RUN: not dist-opt %s --dist-matmul-grad-overlap="link-bandwidth-gbps=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BW
 // RUN: not dist-opt %s --dist-auto-parallel="peak-tflops=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PEAK
 // RUN: not dist-opt %s --dist-overlap-report="format=xml" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not dist-opt %s --dist-overlap-report="memory-bandwidth-gbps=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEM
+// RUN: not dist-opt %s --dist-auto-parallel="memory-bandwidth-gbps=nan" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEM
+// RUN: not dist-opt %s --dist-complete="memory-bandwidth-gbps=inf" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEM
 // PEAK: error: cost model option peak-tflops=0.000000e+00 must be positive and finite
 // LAT: error: cost model option link-latency-us=nan must be non-negative and finite
 // BW: error: cost model option link-bandwidth-gbps={{.*}} must be positive and finite
 // INF: error: cost model option peak-tflops=INF must be positive and finite
 // RATIO: error: min-overlap-ratio=-5.000000e-01 must be non-negative and finite
 // FORMAT: error: unknown overlap report format 'xml'; expected table or json
+// MEM: error: cost model option memory-bandwidth-gbps={{.*}} must be non-negative and finite (0: not priced)
 
 // A cost-model file is checked as it is read; the error points at the file.
 // RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.none.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
@@ -62,12 +66,22 @@
 // RUN: sed 's/"latency-us": 5,/"latency-us": 5, "jitter-us": 1,/' %S/Inputs/cost-model.json > %t.key.json
 // RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.key.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=KEY
 // KEY: error: invalid cost-model file: broadcast[0]: unknown key 'jitter-us'
+// The memory rate is optional (a file from before it was measured), but
+// present, it is a positive number.
+// RUN: sed 's/"allreduce": \[/"memory-gbps": 0, "allreduce": [/' %S/Inputs/cost-model.json > %t.memory.json
+// RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.memory.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMFILE
+// MEMFILE: error: invalid cost-model file: the object: 'memory-gbps' is 0.000000e+00; it must be positive and finite
+// RUN: sed 's/"allreduce": \[/"memory-gbps": "fast", "allreduce": [/' %S/Inputs/cost-model.json > %t.memtext.json
+// RUN: not dist-opt %s --dist-overlap-report="cost-model=%t.memtext.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MEMTEXT
+// MEMTEXT: error: invalid cost-model file: the object: 'memory-gbps' must be a number
 // The file replaces the constants: both is an error, in every pass that
 // estimates (once, not per function).
 // RUN: not dist-opt %s --dist-overlap-report="cost-model=%S/Inputs/cost-model.json peak-tflops=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not dist-opt %s --dist-matmul-grad-overlap="cost-model=%S/Inputs/cost-model.json peak-tflops=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH --implicit-check-not=error
 // RUN: not dist-opt %s --dist-auto-parallel="cost-model=%S/Inputs/cost-model.json peak-tflops=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH --implicit-check-not=error
 // BOTH: error: cost model option peak-tflops=5.000000e+00 and cost-model={{.*}}cost-model.json both given; the file replaces the constants
+// RUN: not dist-opt %s --dist-overlap-report="cost-model=%S/Inputs/cost-model.json memory-bandwidth-gbps=10" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTHMEM
+// BOTHMEM: error: cost model option memory-bandwidth-gbps=1.000000e+01 and cost-model={{.*}}cost-model.json both given; the file replaces the constants
 
 func.func @f() {
   return

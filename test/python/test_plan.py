@@ -138,6 +138,24 @@ def test_explain_adds_up_to_the_steps():
         assert sum(diffs) == pytest.approx(float(step[-1]), abs=0.05 * len(diffs) + 0.1)
 
 
+def test_memory_bandwidth_prices_the_elementwise_ops():
+    """With a memory bandwidth every plan's step grows by the time its
+    elementwise ops take, and a plan that splits them (tp, sp) gains on
+    one that does not; explain's rows still add up."""
+    candidates = gpt_layer.plan_candidates(SIZES, 2, optimizer="adamw")
+    free = {p.candidate.name: p for p in dp.search(candidates, None)}
+    priced = {p.candidate.name: p for p in dp.search(candidates, None, memory_bandwidth_gbps=1.0)}
+    for name, p in priced.items():
+        assert p.compute_us > free[name].compute_us
+        assert p.memory_bytes == free[name].memory_bytes
+    gain = lambda name: priced[name].compute_us - free[name].compute_us  # noqa: E731
+    assert gain("tp-sp [2]") < gain("dp [2]") or gain("tp-sp [2]") < gain("tp [2]")
+    other = next(c for c in candidates if c.name == "tp-sp [2]")
+    rows = dp.op_costs(other, memory_bandwidth_gbps=1.0)
+    total = sum(r["compute_us"] + r["exposed_us"] for r in rows.values())
+    assert total == pytest.approx(priced["tp-sp [2]"].step_us, abs=0.01)
+
+
 def test_a_program_without_parameters_is_refused():
     text = """func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>

@@ -22,6 +22,7 @@
 namespace mlir {
 class Operation;
 namespace dist {
+struct CostModelOptions;
 
 /// What `dist-run --calibrate` measured on one machine, read from its
 /// cost-model file (JSON; docs/running.md describes it). A collective's time
@@ -39,6 +40,10 @@ struct MeasuredCosts {
   /// read memory differently.
   double matmulTflops = 0, matmulTransposeXTflops = 0,
          matmulTransposeYTflops = 0, matmulGradTflops = 0;
+  /// GB/s of an elementwise op's reads and writes together (`memory-gbps`);
+  /// zero in a file from before it was measured, where memory-bound ops
+  /// cost nothing.
+  double memoryGBps = 0;
   /// Sorted by group size, at least one each.
   SmallVector<Link> allreduce, broadcast;
   /// Sorted by group size; empty in a file from before these were measured,
@@ -50,12 +55,12 @@ struct MeasuredCosts {
   static FailureOr<MeasuredCosts> parse(StringRef text, Location fileLoc);
   /// Reads and parses the file at `path`.
   static FailureOr<MeasuredCosts> read(StringRef path, MLIRContext *context);
-  /// Reads the file for a pass that also offers the three constants: setting
-  /// one of them as well is an error (the file replaces them). Diagnostics
-  /// point at the file.
+  /// Reads the file for a pass that also offers the constants: setting one
+  /// of them as well is an error (the file replaces them). Diagnostics point
+  /// at the file.
   static FailureOr<std::shared_ptr<const MeasuredCosts>>
-  readForPass(StringRef path, double peakTflops, double linkLatencyUs,
-              double linkBandwidthGBps, MLIRContext *context);
+  readForPass(StringRef path, const CostModelOptions &constants,
+              MLIRContext *context);
 };
 
 struct CostModelOptions {
@@ -65,22 +70,26 @@ struct CostModelOptions {
   double linkLatencyUs = 10.0;
   /// Link bandwidth per process, in GB/s (1e9 bytes per second).
   double linkBandwidthGBps = 100.0;
-  /// Measured costs, which replace the three constants when set.
+  /// Memory bandwidth of one process, in GB/s, at which the ops that are
+  /// not products (elementwise ops, reductions, copies, optimizer updates)
+  /// read their operands and write their results. Zero, the default: those
+  /// ops cost nothing, and only products count as compute.
+  double memoryBandwidthGBps = 0.0;
+  /// Measured costs, which replace the constants when set.
   std::shared_ptr<const MeasuredCosts> measured;
 
-  /// The options of a pass that offers the three constants and
-  /// `cost-model=FILE`: the file's costs (MeasuredCosts::readForPass) or the
-  /// constants, checked, with errors at `anchor`.
-  static FailureOr<CostModelOptions> fromPassOptions(double peakTflops,
-                                                     double linkLatencyUs,
-                                                     double linkBandwidthGBps,
-                                                     StringRef costModelFile,
-                                                     Operation *anchor);
+  /// The options of a pass that offers the constants (`constants`, whose
+  /// `measured` is unset) and `cost-model=FILE`: the file's costs
+  /// (MeasuredCosts::readForPass) or the constants, checked, with errors at
+  /// `anchor`.
+  static FailureOr<CostModelOptions>
+  fromPassOptions(const CostModelOptions &constants, StringRef costModelFile,
+                  Operation *anchor);
 
-  /// Checks that the constants describe a machine (peak and bandwidth
-  /// positive, latency not negative, all finite): estimates from anything
-  /// else are infinite or NaN. Reports the first bad option through
-  /// `emitError`.
+  /// Checks that the constants describe a machine (peak and link bandwidth
+  /// positive, latency and memory bandwidth not negative, all finite):
+  /// estimates from anything else are infinite or NaN. Reports the first
+  /// bad option through `emitError`.
   LogicalResult verify(function_ref<InFlightDiagnostic()> emitError) const;
 };
 
@@ -91,13 +100,11 @@ struct CostModelOptions {
 class PassCostModel {
 public:
   /// Reads `costModelFile` when it is set (MeasuredCosts::readForPass).
-  LogicalResult initialize(StringRef costModelFile, double peakTflops,
-                           double linkLatencyUs, double linkBandwidthGBps,
+  LogicalResult initialize(StringRef costModelFile,
+                           const CostModelOptions &constants,
                            MLIRContext *context);
   /// The file's costs, or the constants once they are checked.
-  FailureOr<CostModelOptions> getOptions(double peakTflops,
-                                         double linkLatencyUs,
-                                         double linkBandwidthGBps,
+  FailureOr<CostModelOptions> getOptions(const CostModelOptions &constants,
                                          Operation *anchor) const;
 
 private:
@@ -139,8 +146,22 @@ public:
   /// dynamic shapes.
   std::optional<double> collectiveTime(Operation *op) const;
 
-  /// Seconds of a compute op the model knows (dist.matmul and
-  /// dist.matmul_grad), or nothing.
+  /// The memory bandwidth in GB/s (the file's or the constant), zero where
+  /// memory-bound ops are not priced.
+  double memoryBandwidthGBps() const;
+  /// Seconds for an op that is bound by memory to read and write `bytes`:
+  /// zero where the memory bandwidth is not known.
+  double memoryTime(double bytes) const;
+  /// The bytes a memory-bound op reads and writes, for the ops the model
+  /// prices so (linalg ops, dropout, scale, the optimizer updates, embedding
+  /// lookups, packing), or nothing.
+  static std::optional<double>
+  memoryTraffic(Operation *op, TypeRange operandTypes, TypeRange resultTypes);
+
+  /// Seconds of a compute op the model knows: dist.matmul and
+  /// dist.matmul_grad by their flops, the memory-bound ops by their
+  /// traffic (memoryTraffic) where the memory bandwidth is known; nothing
+  /// for other ops.
   std::optional<double> computeTime(Operation *op) const;
   /// The same if `op`'s operands and results had the types `operandTypes`
   /// and `resultTypes` (one per operand and result): what a choice of

@@ -1,5 +1,5 @@
-"""dist-run --calibrate: microbenchmarks of this machine's collectives and
-lowered matmuls, run with the runtime a program gets, timed from their
+"""dist-run --calibrate: microbenchmarks of this machine's collectives,
+lowered matmuls and memory-bound elementwise ops, run with the runtime a program gets, timed from their
 trace, fitted into a cost-model file (the passes' cost-model=FILE)."""
 import io
 import json
@@ -12,10 +12,21 @@ from .config import RunConfig
 from .errors import RunError, fail
 
 # What --calibrate measures: collectives of these many f32 values, matmuls
-# of this (M, K, N), each REPS times after one warm-up.
+# of this (M, K, N), a dist.scale of CALIBRATE_STREAM f32 values (as large
+# as a training step's activations, so that it streams from memory), each
+# REPS times after one warm-up.
 CALIBRATE_ELEMENTS = [256, 4096, 65536, 1048576]
 CALIBRATE_MATMUL = (384, 384, 384)
+CALIBRATE_STREAM = 1 << 21
 CALIBRATE_REPS = 5
+
+# The timed ops that are compute: each is timed as the compute interval
+# before the one-value allreduce that reads its result.
+MEMORY = "memory"
+
+
+def _is_compute(kind):
+    return kind.startswith("matmul") or kind == MEMORY
 
 
 # The collectives --calibrate measures, as the cost-model file names them.
@@ -142,7 +153,30 @@ def calibration_program(n):
                 timed((form, n, form_flops, rep))
                 f.allreduce(flat, world, [0], reduce="max")
                 untimed()
+        # The scaled tensor comes from a collective's result, so that no
+        # folding can compute it at compile time. The scales run in a
+        # function called twice, and the second call's times count: a step
+        # frees its buffers when it returns, and the next call of it finds
+        # their pages mapped, while every buffer of a first call is memory
+        # the process has never touched (page faults cost several times
+        # the streaming itself).
+        start = f.allreduce(tiny, world, [0], reduce="max")
+        scalar = f.op("tensor.extract", [start, f.index(0)], [f32])[0]
+        stream_type = dist.TensorType([CALIBRATE_STREAM], "f32", context=ctx)
+        stream = f.splat(scalar, stream_type)
+        for _ in range(2):
+            f.call("stream", [stream], [tiny.type])
         f.return_()
+        g = module.function("stream", [stream_type], private=True)
+        (value,) = g.arguments
+        for rep in range(CALIBRATE_REPS + 1):
+            value = g.scale(value, 0.5)
+            corner = g.extract_slice(value, [0], [1])
+            g.at(_SOURCE, len(ops) + 1, 1)
+            ops[len(ops) + 1] = (MEMORY, n, 2 * 4 * CALIBRATE_STREAM, rep)
+            last = g.allreduce(corner, world, [0], reduce="max")
+            g.at(None)
+        g.return_(last)
         return module.print(debug_info=True), ops
     finally:
         ctx.close()
@@ -167,18 +201,27 @@ def fit_link(points):
 
 def _durations(events, ops):
     """{(line, rank): microseconds}: a collective's own time, or the compute
-    interval that ends where the one-value allreduce after a matmul starts."""
+    interval that ends where the one-value allreduce after a matmul or a
+    scale starts. An op that runs more than once (the scales' function is
+    called twice) has its last run's time."""
     durations = {}
     for rank in sorted({e["pid"] for e in events}):
+        # A call's function interval starts with the compute inside it:
+        # only compute and collective intervals are the ops' neighbours.
         mine = sorted(
-            (e for e in events if e["pid"] == rank and e["tid"] == 0), key=lambda e: e["ts"]
+            (
+                e
+                for e in events
+                if e["pid"] == rank and e["tid"] == 0 and e["cat"] != tracing.FUNCTION
+            ),
+            key=lambda e: e["ts"],
         )
         for i, e in enumerate(mine):
             line = _line_of(e)
             if e["cat"] != tracing.COLLECTIVE or line not in ops:
                 continue
             kind = ops[line][0]
-            if kind.startswith("matmul"):
+            if _is_compute(kind):
                 before = mine[i - 1] if i > 0 else None
                 if before is None or before["cat"] != tracing.COMPUTE:
                     fail(f"--calibrate: no compute region before line {line} on rank {rank}")
@@ -258,7 +301,7 @@ def calibrate(config, output, tmp):
         # is the collective's. A matmul's is the slower process's, since a
         # step takes as long as its slowest rank (on this 2-core machine the
         # ranks' rates differ by up to 30%).
-        t = max(times) if kind.startswith("matmul") else min(times)
+        t = max(times) if _is_compute(kind) else min(times)
         by.setdefault((kind, group, amount), []).append(t)
     model = {
         "dist-cost-model": 1,
@@ -269,6 +312,7 @@ def calibrate(config, output, tmp):
             "host": os.uname().nodename,
             "hosts": (config.hosts or config.hostfile or config.launcher or "local"),
             "matmul-m-k-n": list(CALIBRATE_MATMUL),
+            "memory-stream-elements": CALIBRATE_STREAM,
             "repetitions": CALIBRATE_REPS,
             "points": [],
         },
@@ -287,6 +331,8 @@ def calibrate(config, output, tmp):
         )
         if kind.startswith("matmul"):
             model["matmul-tflops"][kind] = amount / (median * 1e-6) / 1e12
+        elif kind == MEMORY:
+            model["memory-gbps"] = amount / (median * 1e-6) / 1e9
     for kind in CALIBRATE_COLLECTIVES:
         for group in sorted({g for k, g, _ in by if k == kind}):
             points = sorted(
@@ -305,7 +351,10 @@ def calibrate(config, output, tmp):
     except OSError as e:
         fail(f"--calibrate {output}: {e.strerror}")
     rates = ", ".join(f"{k} {v * 1e3:.3g} GFLOP/s" for k, v in model["matmul-tflops"].items())
-    config.say(f"cost model of {config.n} processes written to {output}: {rates}")
+    config.say(
+        f"cost model of {config.n} processes written to {output}: {rates}, "
+        f"memory {model['memory-gbps']:.3g} GB/s"
+    )
     for kind in CALIBRATE_COLLECTIVES:
         for link in model[kind]:
             config.say(

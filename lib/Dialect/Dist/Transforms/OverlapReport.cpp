@@ -567,8 +567,13 @@ struct DistOverlapReportPass
           << format << "'; expected table or json";
       return signalPassFailure();
     }
-    FailureOr<CostModelOptions> costOptions = CostModelOptions::fromPassOptions(
-        peakTflops, linkLatencyUs, linkBandwidthGBps, costModelFile, module);
+    CostModelOptions constants;
+    constants.peakTflops = peakTflops;
+    constants.linkLatencyUs = linkLatencyUs;
+    constants.linkBandwidthGBps = linkBandwidthGBps;
+    constants.memoryBandwidthGBps = memoryBandwidthGBps;
+    FailureOr<CostModelOptions> costOptions =
+        CostModelOptions::fromPassOptions(constants, costModelFile, module);
     if (failed(costOptions))
       return signalPassFailure();
     CostModel model(*costOptions);

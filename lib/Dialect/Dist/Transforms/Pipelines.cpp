@@ -13,13 +13,14 @@ using namespace mlir::dist;
 // of Passes.td must not swap two options of one type.
 
 /// The options of a pass that estimates time with the cost model, whose
-/// four options every such pass spells alike.
+/// options every such pass spells alike.
 template <typename Options>
 static Options withCostModel(const DistAutoParallelOptions &options) {
   Options result;
   result.peakTflops = options.peakTflops;
   result.linkLatencyUs = options.linkLatencyUs;
   result.linkBandwidthGBps = options.linkBandwidthGBps;
+  result.memoryBandwidthGBps = options.memoryBandwidthGBps;
   result.costModelFile = options.costModelFile;
   return result;
 }

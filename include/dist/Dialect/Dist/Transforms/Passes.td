@@ -18,9 +18,14 @@ defvar CostModelOptions = [
   Option<"linkBandwidthGBps", "link-bandwidth-gbps", "double",
          "::mlir::dist::CostModelOptions().linkBandwidthGBps",
          "Link bandwidth per process, in GB/s">,
+  Option<"memoryBandwidthGBps", "memory-bandwidth-gbps", "double",
+         "::mlir::dist::CostModelOptions().memoryBandwidthGBps",
+         "Memory bandwidth of one process, in GB/s, at which the ops that "
+         "are not products read and write their tensors; 0: they cost "
+         "nothing">,
   Option<"costModelFile", "cost-model", "std::string", "\"\"",
          "A cost-model file written by dist-run --calibrate: what this "
-         "machine measured, in place of the three constants">,
+         "machine measured, in place of the constants">,
 ];
 
 def DistMatmulGradOverlap

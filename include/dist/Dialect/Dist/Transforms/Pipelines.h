@@ -75,10 +75,15 @@ struct DistAutoParallelOptions
       *this, "link-bandwidth-gbps",
       llvm::cl::desc("Cost model: link bandwidth in GB/s"),
       llvm::cl::init(CostModelOptions().linkBandwidthGBps)};
+  PassOptions::Option<double> memoryBandwidthGBps{
+      *this, "memory-bandwidth-gbps",
+      llvm::cl::desc("Cost model: memory bandwidth in GB/s of the ops that "
+                     "are not products (0: not priced)"),
+      llvm::cl::init(CostModelOptions().memoryBandwidthGBps)};
   PassOptions::Option<std::string> costModelFile{
       *this, "cost-model",
       llvm::cl::desc("Cost model: a file from dist-run --calibrate, in place "
-                     "of the three constants")};
+                     "of the constants")};
 };
 
 /// Adds to `pm`, in this order, with `options` forwarded by name:
