@@ -40,6 +40,23 @@
 // EVENTS-NEXT: call @dist_trace_collective_end() : () -> ()
 // EVENTS-NOT:  dist_trace_collective
 // OFF-NOT: __dist_str
+
+// A blocking all-gather (or reduce-scatter, all-to-all) is the runtime's
+// start and wait: it is issued, for the timeline, only after the wait,
+// since over a network MPI moves most of its data there. The
+// asynchronous one is issued after its start.
+// EVENTS-LABEL: func.func @gathers
+// EVENTS:      call @dist_trace_collective(
+// EVENTS:      %[[R:.*]] = call @dist_iallgather_f32(
+// EVENTS-NOT:  dist_trace_collective_end
+// EVENTS:      call @dist_wait_f32(%[[R]],
+// EVENTS-NEXT: call @dist_trace_collective_end() : () -> ()
+// EVENTS:      call @dist_trace_collective(
+// EVENTS:      call @dist_iallgather_f32(
+// EVENTS-NEXT: call @dist_trace_collective_end() : () -> ()
+// EVENTS:      call @dist_wait_f32(
+// EVENTS-NOT:  dist_trace_collective_end
+// EVENTS:      return
 #mesh = #dist.mesh<shape = [2], names = ["mp"]>
 func.func @traced(%x: tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>>, %y: tensor<4xf32>) -> (tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>, tensor<4xf32>, tensor<4xf32>) {
   %a = dist.allreduce %x on #mesh axes = [0] reduce = sum : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0 : sum]>> -> tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>
@@ -47,4 +64,11 @@ func.func @traced(%x: tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1], partial = [0
   %b = dist.wait %f : !dist.future<tensor<4xf32>>
   %i = dist.c_identity %y on #mesh axes = [0] : tensor<4xf32> -> tensor<4xf32>
   return %a, %b, %i : tensor<2x3xf32, #dist.tensor<#mesh, [-1, -1]>>, tensor<4xf32>, tensor<4xf32>
+}
+
+func.func @gathers(%x: tensor<4xf32, #dist.tensor<#mesh, [0]>>) -> (tensor<8xf32, #dist.tensor<#mesh, [-1]>>, tensor<8xf32, #dist.tensor<#mesh, [-1]>>) {
+  %a = dist.all_gather %x on #mesh axes = [0] : tensor<4xf32, #dist.tensor<#mesh, [0]>> -> tensor<8xf32, #dist.tensor<#mesh, [-1]>>
+  %f = dist.all_gather %x on #mesh axes = [0] stream = dp : tensor<4xf32, #dist.tensor<#mesh, [0]>> -> !dist.future<tensor<8xf32, #dist.tensor<#mesh, [-1]>>>
+  %b = dist.wait %f : !dist.future<tensor<8xf32, #dist.tensor<#mesh, [-1]>>>
+  return %a, %b : tensor<8xf32, #dist.tensor<#mesh, [-1]>>, tensor<8xf32, #dist.tensor<#mesh, [-1]>>
 }
