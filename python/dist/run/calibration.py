@@ -199,12 +199,12 @@ def fit_link(points):
     return latency, 1e-3 / per_byte
 
 
-def _durations(events, ops):
-    """{(line, rank): microseconds}: a collective's own time, or the compute
-    interval that ends where the one-value allreduce after a matmul or a
-    scale starts. An op that runs more than once (the scales' function is
-    called twice) has its last run's time."""
-    durations = {}
+def _intervals(events, ops):
+    """{(line, rank): (begin, end)} in microseconds: a collective's own
+    interval, or the compute interval that ends where the one-value
+    allreduce after a matmul or a scale starts. An op that runs more than
+    once (the scales' function is called twice) has its last run's."""
+    intervals = {}
     for rank in sorted({e["pid"] for e in events}):
         # A call's function interval starts with the compute inside it:
         # only compute and collective intervals are the ops' neighbours.
@@ -221,14 +221,33 @@ def _durations(events, ops):
             if e["cat"] != tracing.COLLECTIVE or line not in ops:
                 continue
             kind = ops[line][0]
+            timed = e
             if _is_compute(kind):
-                before = mine[i - 1] if i > 0 else None
-                if before is None or before["cat"] != tracing.COMPUTE:
+                timed = mine[i - 1] if i > 0 else None
+                if timed is None or timed["cat"] != tracing.COMPUTE:
                     fail(f"--calibrate: no compute region before line {line} on rank {rank}")
-                durations[(line, rank)] = before["dur"]
-            else:
-                durations[(line, rank)] = e["dur"]
-    return durations
+            intervals[(line, rank)] = (timed["ts"], timed["ts"] + timed["dur"])
+    return intervals
+
+
+def collective_time(kind, group, intervals):
+    """The time of one collective from its ranks' intervals {rank: (begin,
+    end)}: from the last rank's arrival to the last rank's return. A rank
+    that arrived first waits for the others, and the last to arrive may
+    find its peers' data already delivered (a slow link's sends complete
+    into socket buffers), so neither one rank's interval says it. A
+    broadcast's root (group coordinate 0: rank % group == 0 on the
+    [N / group, group] mesh) may return as soon as it has sent: only the
+    receivers' returns count. The ranks' clocks are one on one machine
+    (an emulated cluster included); where they are not, and the span comes
+    out empty, the shortest interval is the time."""
+    ends = [
+        end for r, (_, end) in intervals.items() if not (kind == "broadcast" and r % group == 0)
+    ]
+    span = max(ends) - max(begin for begin, _ in intervals.values())
+    if span > 0:
+        return span
+    return min(end - begin for begin, end in intervals.values())
 
 
 def _line_of(event):
@@ -280,28 +299,23 @@ def calibrate(config, output, tmp):
         config.err.write(errors.getvalue())
         fail("--calibrate: the microbenchmarks failed", status)
     events = tracing.intervals(tracing.read(trace_path))
-    durations = _durations(events, ops)
-    missing = [line for line in ops if not any(l == line for l, _ in durations)]
+    intervals = _intervals(events, ops)
+    missing = [line for line in ops if not any(l == line for l, _ in intervals)]
     if missing:
         fail(f"--calibrate: the trace has no event of line {missing[0]}")
-    ranks = sorted({r for _, r in durations})
+    ranks = sorted({r for _, r in intervals})
     by = {}
     for line, (kind, group, amount, rep) in ops.items():
         if rep == 0:
             continue  # warm-up
-        # A broadcast's root (group coordinate 0: rank % group == 0 on the
-        # [N / group, group] mesh) may return as soon as it has sent: only
-        # the receivers say how long the data takes.
-        times = [
-            durations[(line, r)]
-            for r in ranks
-            if (line, r) in durations and not (kind == "broadcast" and r % group == 0)
-        ]
-        # A collective's last process to arrive waits for nobody: its time
-        # is the collective's. A matmul's is the slower process's, since a
-        # step takes as long as its slowest rank (on this 2-core machine the
-        # ranks' rates differ by up to 30%).
-        t = max(times) if _is_compute(kind) else min(times)
+        mine = {r: intervals[(line, r)] for r in ranks if (line, r) in intervals}
+        if _is_compute(kind):
+            # The slower process's: a step takes as long as its slowest
+            # rank (on this 2-core machine the ranks' rates differ by up
+            # to 30%).
+            t = max(end - begin for begin, end in mine.values())
+        else:
+            t = collective_time(kind, group, mine)
         by.setdefault((kind, group, amount), []).append(t)
     model = {
         "dist-cost-model": 1,
