@@ -23,9 +23,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 #include <vector>
 
 // The lowering hands communicators over as the i64 that MLIR's MPI-to-LLVM
@@ -80,6 +82,8 @@ struct Runtime {
   std::vector<int64_t> freeRequests;
   std::vector<SendBuffer> spareSendBuffers;
   int64_t commsCreated = 0, requestsStarted = 0, requestsCompleted = 0;
+  // Calls of progress() (DIST_RUNTIME_PROGRESS=poll), for DIST_RUNTIME_DEBUG.
+  int64_t progressCalls = 0;
   // The request started last (the trace gives it its timeline entry).
   int64_t lastRequest = -1;
 };
@@ -454,6 +458,29 @@ DIST_WAIT(i32, int32_t)
 DIST_WAIT(i64, int64_t)
 #undef DIST_WAIT
 
+} // extern "C"
+
+namespace {
+/// With DIST_RUNTIME_SKIP_FINALIZE=1: once every process has finished (a
+/// barrier), this one exits with status 0 instead of returning to
+/// MPI_Finalize. UCX's TCP transport may stop progressing while it flushes
+/// an endpoint at finalize, and one process then waits forever for a peer
+/// that has gone on to the launcher's final barrier (openucx/ucx#8738;
+/// about one run in ten on the emulated cluster). Past the barrier every
+/// process's work and output are complete: there is nothing left to
+/// flush but the output streams.
+void exitInsteadOfFinalize() {
+  if (!envFlag("DIST_RUNTIME_SKIP_FINALIZE"))
+    return;
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier (before exit) failed");
+  std::fflush(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  _exit(0);
+}
+} // namespace
+
+extern "C" {
 void dist_runtime_finalize(void) {
   Runtime &rt = runtime();
   // Said first: a process that waits for this one may stop the run while
@@ -484,12 +511,15 @@ void dist_runtime_finalize(void) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr,
                  "dist runtime: rank %d: %lld communicators created, %lld "
-                 "freed; %lld requests started, %lld completed\n",
+                 "freed; %lld requests started, %lld completed; %lld "
+                 "progress calls\n",
                  rank, static_cast<long long>(rt.commsCreated),
                  static_cast<long long>(freed),
                  static_cast<long long>(rt.requestsStarted),
-                 static_cast<long long>(rt.requestsCompleted));
+                 static_cast<long long>(rt.requestsCompleted),
+                 static_cast<long long>(rt.progressCalls));
   }
+  exitInsteadOfFinalize();
 }
 
 void _mlir_ciface_dist_index_error(DistMemRef1D *site, int64_t id,
@@ -499,6 +529,35 @@ void _mlir_ciface_dist_index_error(DistMemRef1D *site, int64_t id,
   fatalf("%s: id %lld is outside the table's rows [0, %lld)", where.c_str(),
          static_cast<long long>(id), static_cast<long long>(rows));
 }
+}
+
+bool dist_runtime::requestsInFlight() {
+  Runtime &rt = runtime();
+  return rt.requestsStarted != rt.requestsCompleted;
+}
+
+bool dist_runtime::progressPolls() {
+  // Off by default: on this machine's shared memory the cut product costs
+  // more than the overlap gains (docs/benchmarks.md, "Progress").
+  static const bool polls = [] {
+    const char *value = std::getenv("DIST_RUNTIME_PROGRESS");
+    if (!value || !*value || std::string(value) == "none")
+      return false;
+    if (std::string(value) == "poll")
+      return true;
+    fatalf("DIST_RUNTIME_PROGRESS=%s: expected poll or none", value);
+  }();
+  return polls;
+}
+
+void dist_runtime::progress() {
+  // A probe runs MPICH's progress engine, which moves every request's data,
+  // without completing a request (the wait still gets its status).
+  ++runtime().progressCalls;
+  int flag = 0;
+  check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                   MPI_STATUS_IGNORE),
+        "MPI_Iprobe (progress) failed");
 }
 
 void dist_runtime::noteIssued(const std::string &site, int64_t stream,

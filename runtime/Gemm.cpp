@@ -155,6 +155,12 @@ void gemm(View<T> a, View<T> b, View<T> c, bool accumulate) {
   loops(a, b, c, accumulate);
 }
 
+/// How a product with a collective in flight is cut: into about kBlocks
+/// row blocks of c, each of at least kMinBlockRows rows (fewer rows per
+/// BLAS call cost BLAS its speed).
+constexpr int64_t kBlocks = 16;
+constexpr int64_t kMinBlockRows = 16;
+
 template <typename T>
 void gemmEntry(DistMemRef2D *a, DistMemRef2D *b, DistMemRef2D *c,
                int64_t accumulate, const char *name) {
@@ -170,7 +176,21 @@ void gemmEntry(DistMemRef2D *a, DistMemRef2D *b, DistMemRef2D *c,
   // An empty sum (K = 0), which BLAS is not given: c is zeroed or left.
   if (va.cols == 0)
     return loops(va, vb, vc, accumulate != 0);
-  gemm(va, vb, vc, accumulate != 0);
+  if (!progressPolls() || !requestsInFlight() || vc.rows < 2 * kMinBlockRows)
+    return gemm(va, vb, vc, accumulate != 0);
+  // A collective is in flight: the product runs as row blocks of c, and
+  // MPI moves the collective's data between them, so that it overlaps the
+  // product instead of waiting for the next MPI call.
+  int64_t rows = std::max(kMinBlockRows, (vc.rows + kBlocks - 1) / kBlocks);
+  for (int64_t r = 0; r < vc.rows; r += rows) {
+    int64_t n = std::min(rows, vc.rows - r);
+    View<T> a = va, c = vc;
+    a.data += r * va.rowStride;
+    c.data += r * vc.rowStride;
+    a.rows = c.rows = n;
+    gemm(a, vb, c, accumulate != 0);
+    progress();
+  }
 }
 } // namespace
 

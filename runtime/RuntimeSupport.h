@@ -51,6 +51,18 @@ Entered &entered();
 /// issue has returned).
 void noteIssued(const std::string &site, int64_t stream, double begin);
 
+/// Whether a non-blocking collective or receive of this process is in
+/// flight (started, not yet waited for).
+bool requestsInFlight();
+/// Lets MPI move the data of the requests in flight (DIST_RUNTIME_PROGRESS,
+/// DistRuntime.cpp): the compute stream calls it between blocks of a
+/// matrix product, since MPICH moves a non-blocking collective's data only
+/// inside MPI calls.
+void progress();
+/// Whether the compute stream calls progress() (DIST_RUNTIME_PROGRESS=poll)
+/// or not (=none, the default).
+bool progressPolls();
+
 /// The collective check's exchange at the end of the program
 /// (CollectiveCheck.cpp).
 void announceFinished();

@@ -16,7 +16,7 @@ packages=(cmake ninja-build g++ ccache python3 libgtest-dev mpich libmpich-dev
           libmimalloc-dev llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           clang-22 libclang-rt-22-dev clang-format-22 pybind11-dev python3-dev
           python3-numpy python3-pytest pyflakes3 black libopenblas-dev
-          python3-mpi4py)
+          python3-mpi4py iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

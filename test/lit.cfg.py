@@ -27,6 +27,7 @@ config.excludes = [
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.dist_src_root, "examples")))
 config.substitutions.append(("%dist_src_root", config.dist_src_root))
+config.substitutions.append(("%scripts", os.path.join(config.dist_src_root, "scripts")))
 # In a sanitizer build, hosts that are not instrumented (python3, mlir-opt,
 # mlir-runner under dist-run) load dist's instrumented libraries: they get
 # the shared sanitizer runtime preloaded, and their own allocations are not
@@ -67,6 +68,43 @@ if shutil.which("mpirun.mpich") and os.path.exists(
     os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")
 ):
     config.available_features.add("mpich")
+
+
+# The emulated cluster (python/dist/run/cluster.py: network namespaces joined
+# by tc-shaped links) needs root, iproute2 and tbf; where it cannot be made,
+# its tests are UNSUPPORTED (and say why with -a).
+def _load_cluster():
+    import importlib.util
+
+    path = os.path.join(config.dist_src_root, "python", "dist", "run", "cluster.py")
+    spec = importlib.util.spec_from_file_location("dist_emulated_cluster", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+if "mpich" in config.available_features:
+    _cluster = _load_cluster()
+    _why_no_cluster = _cluster.check()
+    if _why_no_cluster is None:
+        config.available_features.add("netns")
+    else:
+        lit_config.note(f"emulated-cluster tests unsupported: {_why_no_cluster}")
+    # --param emulated-cluster=RATE (10gbit, 1gbit, ...): every dist-run of
+    # the suite runs on a 2-host emulated cluster with links of RATE, made
+    # here and removed when lit exits (DIST_RUN_CLUSTER=1 makes it dist-run's
+    # default).
+    _rate = lit_config.params.get("emulated-cluster")
+    if _rate:
+        if _why_no_cluster is not None:
+            lit_config.fatal(f"--param emulated-cluster={_rate}: {_why_no_cluster}")
+        import atexit
+
+        _cluster.up(2, _rate)
+        atexit.register(_cluster.down)
+        config.environment["DIST_RUN_CLUSTER"] = "1"
+        config.available_features.add("emulated-cluster")
+        lit_config.note(f"every dist-run runs on a 2-host emulated cluster at {_rate}")
 
 # The format check needs the clang-format release the tree is formatted
 # with (scripts/bootstrap.sh installs it).

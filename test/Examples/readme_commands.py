@@ -68,6 +68,16 @@ EXCUSED = {
     "Python wrote (Integration/torch-doc.test writes it and runs this)",
     "dist-run -n 4 program.mlir": "program.mlir stands for the reader's program "
     "with a @main (the README's dist-run command runs)",
+    "scripts/emulated_cluster.py run --hosts 2 --rate 1gbit -- dist-run -n 2 "
+    "--calibrate costs.json": "makes network namespaces, as root "
+    "(Integration/emulated-cluster.test runs this calibration)",
+    "scripts/emulated_cluster.py up --hosts 2 --rate 10gbit": "makes network "
+    "namespaces, as root, that outlive the command (Integration/emulated-cluster.test "
+    "makes and removes them)",
+    "scripts/emulated_cluster.py down": "removes the namespaces another test may "
+    "be using (Integration/emulated-cluster.test runs it)",
+    "dist-run -n 2 --emulated-cluster step.mlir": "step.mlir stands for the user's "
+    "program (Integration/emulated-cluster.test runs programs on the cluster)",
 }
 
 TIMEOUT = 600

@@ -152,7 +152,10 @@ void dist_check_world_size(int64_t expected);
 
 /* Frees every communicator and checks that no request is pending. Called
  * right before MPI_Finalize. With DIST_RUNTIME_DEBUG=1 in the environment it
- * prints what it freed to stderr.
+ * prints what it freed to stderr. With DIST_RUNTIME_SKIP_FINALIZE=1, once
+ * every process has got here (a barrier over MPI_COMM_WORLD) it exits with
+ * status 0 and MPI_Finalize is not called (UCX's TCP transport can hang
+ * there).
  *   MLIR: () -> () */
 void dist_runtime_finalize(void);
 

@@ -287,6 +287,7 @@ def calibrate(config, output, tmp):
         hosts=config.hosts,
         hostfile=config.hostfile,
         launcher=config.launcher,
+        emulated_cluster=config.emulated_cluster,
         keep=config.keep,
         err=errors,
     )
@@ -324,7 +325,12 @@ def calibrate(config, output, tmp):
             "how": "dist-run --calibrate",
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "host": os.uname().nodename,
-            "hosts": (config.hosts or config.hostfile or config.launcher or "local"),
+            "hosts": (
+                config.hosts
+                or config.hostfile
+                or config.launcher
+                or ("emulated cluster" if config.on_emulated_cluster else "local")
+            ),
             "matmul-m-k-n": list(CALIBRATE_MATMUL),
             "memory-stream-elements": CALIBRATE_STREAM,
             "repetitions": CALIBRATE_REPS,

@@ -77,6 +77,15 @@ def _parser(prog):
         "instead of mpirun.mpich, e.g. 'srun' or 'mpiexec -f hosts'; "
         "it gets '-n N PROGRAM' appended and prints the ranks' output itself",
     )
+    parser.add_argument(
+        "--emulated-cluster",
+        action="store_true",
+        default=None,
+        help="run the processes on the emulated cluster that is up "
+        "(scripts/emulated_cluster.py), round-robin over its hosts; "
+        "DIST_RUN_CLUSTER=1 makes it the default unless --hosts, "
+        "--hostfile or --launcher is given",
+    )
     parser.add_argument("--entry", default="main", help="the function to run (default: main)")
     parser.add_argument("--pass-flags", default="", help="dist-opt flags to apply before lowering")
     parser.add_argument("--keep", help="keep the lowered program in this directory")
@@ -185,6 +194,7 @@ def main(argv=None, prog="dist-run"):
         hosts=args.hosts,
         hostfile=args.hostfile,
         launcher=args.launcher,
+        emulated_cluster=args.emulated_cluster,
         trace=args.trace,
         build=args.build,
         err=sys.stderr,

@@ -1,6 +1,7 @@
 """What one dist-run invocation is asked to do, as the command line or the
 Python API says it."""
 import dataclasses
+import os
 import sys
 from typing import Optional, TextIO
 
@@ -32,6 +33,10 @@ class RunConfig:
     hosts: Optional[str] = None
     hostfile: Optional[str] = None
     launcher: Optional[str] = None
+    # Run the processes on the emulated cluster that is up (cluster.py).
+    # None: DIST_RUN_CLUSTER=1 (scripts/emulated_cluster.py run sets it)
+    # decides, unless hosts, a hostfile or a launcher are given.
+    emulated_cluster: Optional[bool] = None
     trace: Optional[str] = None
     build: Optional[str] = None
     err: TextIO = dataclasses.field(default=sys.stderr, repr=False)
@@ -45,9 +50,17 @@ class RunConfig:
         return self.trace is not None
 
     @property
+    def on_emulated_cluster(self):
+        """Whether the processes run on the emulated cluster."""
+        if self.emulated_cluster is not None:
+            return self.emulated_cluster
+        explicit = self.hosts or self.hostfile or self.launcher
+        return not explicit and os.environ.get("DIST_RUN_CLUSTER") == "1"
+
+    @property
     def remote(self):
         """Whether the processes may run on other machines."""
-        return bool(self.hosts or self.hostfile or self.launcher)
+        return bool(self.hosts or self.hostfile or self.launcher or self.on_emulated_cluster)
 
     def say(self, message):
         print(f"dist-run: {message}", file=self.err, flush=True)

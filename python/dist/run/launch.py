@@ -13,7 +13,7 @@ import subprocess
 import time
 from typing import List
 
-from . import native, paths, trace as tracing
+from . import cluster, native, paths, trace as tracing
 from .config import MAX_PROCESSES
 from .errors import TIMEOUT_STATUS, deferred_interrupts, fail
 
@@ -105,6 +105,11 @@ def _launch_command(config, mpirun, tmp, program_command):
             fail(f"--launcher '{config.launcher}': no such command")
         return launcher + ["-n", str(config.n)] + program_command
     hosts = []
+    if config.on_emulated_cluster:
+        try:
+            hosts = cluster.hydra_arguments(config.n)
+        except cluster.ClusterError as e:
+            fail(f"--emulated-cluster: {e}")
     if config.hosts:
         hosts = ["-hosts", config.hosts]
     if config.hostfile:
@@ -167,6 +172,8 @@ def _check(config):
         fail("--hosts and --hostfile: give one of them")
     if config.launcher and (config.hosts or config.hostfile):
         fail("--launcher takes its hosts itself: --hosts/--hostfile are mpirun.mpich's")
+    if config.emulated_cluster and (config.hosts or config.hostfile or config.launcher):
+        fail("--emulated-cluster picks its hosts itself: no --hosts, --hostfile or --launcher")
     if config.keep:
         try:
             os.makedirs(config.keep, exist_ok=True)
