@@ -50,10 +50,14 @@ def link(path, bits):
     [entry] = [l for l in model["allreduce"] if l["group-size"] == 2]
     # Two processes: an allreduce sends and receives its tensor once
     # (ring factor 2(p-1)/p = 1), so the fitted bandwidth is the link's.
+    # Never faster than the link (it is shaped); slower by up to 10 times,
+    # since beside other tests on two cores the kernel's TCP work competes
+    # for the CPU (0.44 Gbit/s of 1 was seen under a full test run). On
+    # shared memory this allreduce runs at 8 to 16 Gbit/s.
     rate = entry["bandwidth-gbps"] * 8e9
-    if not 0.5 * bits <= rate <= 1.05 * bits:
+    if not 0.1 * bits <= rate <= 1.05 * bits:
         fail(f"allreduce at {rate / 1e9:.3f} Gbit/s on a {bits / 1e9:g} Gbit/s link")
-    print("ok: the calibrated allreduce runs at the link's rate, within 50% below it")
+    print("ok: the calibrated allreduce runs no faster than the link")
 
 
 def wait_until_up(process):
