@@ -72,7 +72,7 @@ if shutil.which("mpirun.mpich") and os.path.exists(
 
 # The emulated cluster (python/dist/run/cluster.py: network namespaces joined
 # by tc-shaped links) needs root, iproute2 and tbf; where it cannot be made,
-# its tests are UNSUPPORTED (and say why with -a).
+# its tests are UNSUPPORTED (and lit says why).
 def _load_cluster():
     import importlib.util
 
@@ -86,10 +86,16 @@ def _load_cluster():
 if "mpich" in config.available_features:
     _cluster = _load_cluster()
     _why_no_cluster = _cluster.check()
-    if _why_no_cluster is None:
-        config.available_features.add("netns")
-    else:
+    # Opt-in (--param netns-tests=1) for now: making the cluster adds and
+    # removes a bridge and veth ends in this namespace, and an MPI process
+    # of another test that starts meanwhile can fail in UCX's device scan
+    # ("init_worker: No such device"), as one did in a full .ci/run. The
+    # cure is a cluster whose links never appear here (the bridge in a
+    # namespace of its own, mpiexec inside the cluster).
+    if _why_no_cluster is not None:
         lit_config.note(f"emulated-cluster tests unsupported: {_why_no_cluster}")
+    elif lit_config.params.get("netns-tests") == "1":
+        config.available_features.add("netns")
     # --param emulated-cluster=RATE (10gbit, 1gbit, ...): every dist-run of
     # the suite runs on a 2-host emulated cluster with links of RATE, made
     # here and removed when lit exits (DIST_RUN_CLUSTER=1 makes it dist-run's
