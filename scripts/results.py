@@ -33,6 +33,15 @@ _NEUTRAL_FRAME = re.compile(
     r"dist-fuzz\.cpp| in fuzzer::| in (malloc|calloc|realloc|operator new)"
     r"|libFuzzer|compiler-rt|libclang_rt|libc\.so|libstdc\+\+"
 )
+# dist's way into MLIR's parser (parseInput's limits and crash guard, the
+# parseSourceFile templates it instantiates): neutral too, but only as
+# callers of MLIR's own parseSourceFile, so that a crash under them, in an
+# upstream op's parser, is upstream's, and one in them is dist's.
+_PARSER_ENTRY = re.compile(r" in mlir::parse(Asm)?SourceFile\(.*libMLIR")
+_PARSE_PATH_FRAME = re.compile(
+    r"/lib/Support/(InputLimits|ParserCrashGuard)\.cpp:|mlir/Parser/Parser\.h:"
+    r"|STLFunctionalExtras\.h:| in llvm::CrashRecoveryContext::"
+)
 _FRAME = re.compile(r"^ *#[0-9]+ 0x")
 
 
@@ -54,6 +63,11 @@ def fuzz_verdict(log_text, exit_code, src_root):
         for line in log_text.splitlines()
         if _FRAME.match(line) and not _NEUTRAL_FRAME.search(line)
     ]
+    entry = next((i for i, f in enumerate(frames) if _PARSER_ENTRY.search(f)), None)
+    if entry is not None:
+        frames = frames[: entry + 1] + [
+            f for f in frames[entry + 1 :] if not _PARSE_PATH_FRAME.search(f)
+        ]
     if frames and not any(_is_dist_frame(f, src_root) for f in frames):
         return "upstream"
     return "failed"
