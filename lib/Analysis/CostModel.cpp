@@ -404,23 +404,24 @@ std::optional<double> CostModel::memoryTraffic(Operation *op,
         sum += bytes(type);
     return sum;
   };
-  if (isa<EmbeddingOp, CEmbeddingOp>(op)) {
-    unsigned table =
-        isa<EmbeddingOp>(op)
-            ? cast<EmbeddingOp>(op).getWeightMutable().getOperandNumber()
-            : cast<CEmbeddingOp>(op).getWeightMutable().getOperandNumber();
-    return known(withoutTable(table) + 2 * total(resultTypes));
-  }
+  // The four lookups name their table and (the gradients) out_grad alike.
+  auto lookup = [&](auto op) {
+    return withoutTable(op.getWeightMutable().getOperandNumber()) +
+           2 * total(resultTypes);
+  };
+  auto lookupGrad = [&](auto op) {
+    return withoutTable(op.getWeightMutable().getOperandNumber()) +
+           bytes(operandTypes[op.getOutGradMutable().getOperandNumber()]) +
+           total(resultTypes);
+  };
+  if (auto lookupOp = dyn_cast<EmbeddingOp>(op))
+    return known(lookup(lookupOp));
+  if (auto lookupOp = dyn_cast<CEmbeddingOp>(op))
+    return known(lookup(lookupOp));
   if (auto grad = dyn_cast<EmbeddingGradOp>(op))
-    return known(
-        withoutTable(grad.getWeightMutable().getOperandNumber()) +
-        bytes(operandTypes[grad.getOutGradMutable().getOperandNumber()]) +
-        total(resultTypes));
+    return known(lookupGrad(grad));
   if (auto grad = dyn_cast<CEmbeddingGradOp>(op))
-    return known(
-        withoutTable(grad.getWeightMutable().getOperandNumber()) +
-        bytes(operandTypes[grad.getOutGradMutable().getOperandNumber()]) +
-        total(resultTypes));
+    return known(lookupGrad(grad));
   // Packing copies each tensor into (or out of) one flat buffer.
   if (isa<DropoutOp, ScaleOp, SgdOp, AdamWOp, CheckFiniteAndUnscaleOp, PackOp,
           UnpackOp>(op))
